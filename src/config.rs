@@ -1,0 +1,197 @@
+//! The knobs of a scan, gathered in one plain struct, validated once and then passed down
+//! read-only. [`Params`] is the record of them that every report starts with, so any result can be
+//! reproduced.
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::input::InputOptions;
+use crate::lsh::LshParams;
+use crate::minhash::{SketchKind, SketchParams};
+use crate::normalize::NormalizeOptions;
+use crate::shingle::{ShingleKind, ShingleOptions};
+use crate::verify::VerifyMode;
+
+/// The version of the JSON report format. Bumped when a field changes meaning or disappears.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The seed used when none is given, so that runs are reproducible by default.
+pub const DEFAULT_SEED: u64 = 42;
+
+/// Buckets with more members than this are linked as stars (see [`crate::lsh`]).
+pub const DEFAULT_MAX_BUCKET: usize = 1000;
+
+/// Everything a scan needs to know.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanConfig {
+    /// Where documents come from.
+    pub input: InputOptions,
+    /// Text normalization.
+    pub normalize: NormalizeOptions,
+    /// Shingling.
+    pub shingle: ShingleOptions,
+    /// The signature sketch.
+    pub sketch: SketchKind,
+    /// Slots per signature.
+    pub num_perm: usize,
+    /// LSH banding.
+    pub lsh: LshParams,
+    /// Seed for shingle hashing and every hash function.
+    pub seed: u64,
+    /// Similarity threshold in [0, 1].
+    pub threshold: f64,
+    /// How candidates are verified.
+    pub verify: VerifyMode,
+    /// Largest bucket whose pairs are all enumerated.
+    pub max_bucket: usize,
+}
+
+impl Default for ScanConfig {
+    fn default() -> Self {
+        ScanConfig {
+            input: InputOptions::default(),
+            normalize: NormalizeOptions::default(),
+            shingle: ShingleOptions::default(),
+            sketch: SketchKind::Fss,
+            num_perm: 128,
+            lsh: LshParams { bands: 16, rows: 8 },
+            seed: DEFAULT_SEED,
+            threshold: 0.8,
+            verify: VerifyMode::Auto,
+            max_bucket: DEFAULT_MAX_BUCKET,
+        }
+    }
+}
+
+impl ScanConfig {
+    /// Checks ranges and the consistency of the parameters.
+    pub fn validate(&self) -> Result<()> {
+        if !(0.0..=1.0).contains(&self.threshold) || self.threshold.is_nan() {
+            return Err(Error::InvalidConfig(format!(
+                "--threshold must be between 0 and 1, not {}",
+                self.threshold
+            )));
+        }
+        if self.max_bucket < 2 {
+            return Err(Error::InvalidConfig(
+                "--max-bucket must be at least 2".into(),
+            ));
+        }
+        crate::shingle::Shingler::new(&self.shingle)?;
+        crate::minhash::Signer::new(self.sketch_params())?;
+        self.lsh.validate(self.num_perm)
+    }
+
+    /// The signature parameters.
+    pub fn sketch_params(&self) -> SketchParams {
+        SketchParams {
+            kind: self.sketch,
+            num_perm: self.num_perm,
+            seed: self.seed,
+        }
+    }
+
+    /// The record of these parameters for reports.
+    pub fn params(&self) -> Params {
+        let used = self.lsh.bands * self.lsh.rows;
+        Params {
+            kind: "params",
+            format_version: FORMAT_VERSION,
+            ndup_version: env!("CARGO_PKG_VERSION"),
+            shingle: self.shingle.kind,
+            shingle_size: self.shingle.size(),
+            custom_stopwords: self.shingle.kind == ShingleKind::Stopword
+                && self.shingle.stopwords.is_some(),
+            normalize: self.normalize.describe(),
+            sketch: self.sketch,
+            num_perm: self.num_perm,
+            bands: self.lsh.bands,
+            rows: self.lsh.rows,
+            lsh_threshold: self.lsh.threshold(),
+            unbanded_slots: self.num_perm - used,
+            seed: self.seed,
+            threshold: self.threshold,
+            verify: self.verify,
+            max_bucket: self.max_bucket,
+        }
+    }
+}
+
+/// The parameters a report was made with (the first record of every JSON report).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Params {
+    /// Always `"params"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// [`FORMAT_VERSION`].
+    pub format_version: u32,
+    /// The version of ndup that made the report.
+    pub ndup_version: &'static str,
+    /// The shingle kind.
+    pub shingle: ShingleKind,
+    /// k (char), w (word) or 3 (stopword).
+    pub shingle_size: usize,
+    /// Whether a custom stop-word list replaced the built-in one.
+    pub custom_stopwords: bool,
+    /// The normalization steps, e.g. `nfkc+lowercase+whitespace+trim`.
+    pub normalize: String,
+    /// The signature sketch.
+    pub sketch: SketchKind,
+    /// Slots per signature.
+    pub num_perm: usize,
+    /// LSH bands.
+    pub bands: usize,
+    /// Slots per band.
+    pub rows: usize,
+    /// `(1/bands)^(1/rows)`, where the S-curve crosses one half.
+    pub lsh_threshold: f64,
+    /// Slots not covered by any band: they still count in the signature estimate.
+    pub unbanded_slots: usize,
+    /// The seed.
+    pub seed: u64,
+    /// The similarity threshold.
+    pub threshold: f64,
+    /// The verification mode.
+    pub verify: VerifyMode,
+    /// Buckets larger than this are linked as stars.
+    pub max_bucket: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_described() {
+        let c = ScanConfig::default();
+        c.validate().unwrap();
+        let p = c.params();
+        assert_eq!(
+            (p.num_perm, p.bands, p.rows, p.unbanded_slots),
+            (128, 16, 8, 0)
+        );
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["type"], "params");
+        assert_eq!(json["shingle"], "char");
+        assert_eq!(json["verify"], "auto");
+    }
+
+    #[test]
+    fn contradictions_are_rejected() {
+        let c = ScanConfig {
+            threshold: 1.5,
+            ..Default::default()
+        };
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("--threshold")
+        );
+        let c = ScanConfig {
+            lsh: LshParams { bands: 20, rows: 8 },
+            ..Default::default()
+        };
+        assert!(c.validate().unwrap_err().to_string().contains("160"));
+    }
+}
