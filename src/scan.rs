@@ -29,10 +29,17 @@ const EXACT_BATCH_PAIRS: usize = 1 << 16;
 pub struct Document {
     /// The id shown in reports.
     pub id: String,
-    /// Where it was read from.
-    pub path: PathBuf,
+    /// Where it was read from, to read it again for exact verification.
+    pub origin: Origin,
     /// True when normalization left no text (never paired).
     pub empty: bool,
+}
+
+/// Where a document's text can be found again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A whole file.
+    File(PathBuf),
 }
 
 /// A reported pair. `a` and `b` index [`ScanReport::documents`]; `a`'s id sorts before `b`'s.
@@ -109,6 +116,21 @@ impl ScanReport {
         groups.sort_by(|g, h| self.id(g[0]).cmp(self.id(h[0])));
         groups
     }
+}
+
+/// Every document read, with the signatures of the non-empty ones: the result of phase one.
+#[derive(Debug, Clone, Default)]
+pub struct SignedCorpus {
+    /// Every document read, in input order.
+    pub documents: Vec<Document>,
+    /// Signatures, flat, `num_perm` slots each, one per non-empty document.
+    pub signatures: Vec<u32>,
+    /// For each signature, the index of its document in `documents`.
+    pub signed: Vec<u32>,
+    /// What was skipped.
+    pub skipped: Vec<Skip>,
+    /// Counts so far.
+    pub stats: Stats,
 }
 
 /// Per-thread buffers reused from one document to the next.
@@ -202,13 +224,18 @@ impl Pipeline {
     /// Scans the files and directories in `paths`.
     pub fn scan(&self, paths: &[PathBuf]) -> Result<ScanReport> {
         let start = Instant::now();
+        let corpus = self.sign_files(paths)?;
+        self.find_pairs(corpus, start)
+    }
+
+    /// Phase one: finds, reads, normalizes, shingles and signs every document, in parallel.
+    pub fn sign_files(&self, paths: &[PathBuf]) -> Result<SignedCorpus> {
         let (entries, mut skipped) = input::collect(paths, &self.config.input)?;
         let outcomes: Vec<Outcome> = entries
             .par_iter()
             .map_init(Scratch::default, |s, e| self.process(e, s))
             .collect();
 
-        let k = self.signer.num_perm();
         let mut stats = Stats::default();
         let mut documents = Vec::with_capacity(entries.len());
         let mut sigs: Vec<u32> = Vec::new();
@@ -223,7 +250,7 @@ impl Pipeline {
                     stats.empty += 1;
                     documents.push(Document {
                         id: entry.id,
-                        path: entry.path,
+                        origin: Origin::File(entry.path),
                         empty: true,
                     });
                 }
@@ -233,7 +260,7 @@ impl Pipeline {
                     signed.push(doc);
                     documents.push(Document {
                         id: entry.id,
-                        path: entry.path,
+                        origin: Origin::File(entry.path),
                         empty: false,
                     });
                 }
@@ -246,6 +273,26 @@ impl Pipeline {
                 SkipKind::Unreadable => stats.skipped_unreadable += 1,
             }
         }
+        Ok(SignedCorpus {
+            documents,
+            signatures: sigs,
+            signed,
+            skipped,
+            stats,
+        })
+    }
+
+    /// Phase two: LSH candidates, verification, and the sorted report. `start` is when the scan
+    /// began, for the elapsed time.
+    pub fn find_pairs(&self, corpus: SignedCorpus, start: Instant) -> Result<ScanReport> {
+        let k = self.signer.num_perm();
+        let SignedCorpus {
+            documents,
+            signatures: sigs,
+            signed,
+            mut skipped,
+            mut stats,
+        } = corpus;
         skipped.sort_by(|x, y| x.id.cmp(&y.id));
         if documents.is_empty() {
             return Err(Error::NoDocuments);
@@ -283,6 +330,7 @@ impl Pipeline {
         let (kept, reload_skips) = self.verify_exact(&documents, uncertain);
         pairs.extend(kept);
         skipped.extend(reload_skips);
+        skipped.sort_by(|x, y| x.id.cmp(&y.id));
 
         // a's id before b's, then sorted: the output order depends only on the ids.
         for p in &mut pairs {
@@ -349,7 +397,8 @@ impl Pipeline {
             kind: SkipKind::Unreadable,
             reason: format!("could not be read again for exact verification: {reason}"),
         };
-        match input::read_document(&doc.path) {
+        let Origin::File(path) = &doc.origin;
+        match input::read_document(path) {
             Ok(Read::Text(t)) => Ok(self.shingle_set(&t)),
             Ok(Read::Binary) => Err(fail("it is binary now".into())),
             Err(e) => Err(fail(input::io_reason(&e))),
