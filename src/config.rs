@@ -2,7 +2,7 @@
 //! read-only. [`Params`] is the record of them that every report starts with, so any result can be
 //! reproduced.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::input::InputOptions;
@@ -20,6 +20,17 @@ pub const DEFAULT_SEED: u64 = 42;
 
 /// Buckets with more members than this are linked as stars (see [`crate::lsh`]).
 pub const DEFAULT_MAX_BUCKET: usize = 1000;
+
+/// What the threshold measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Measure {
+    /// Jaccard similarity of the shingle sets (default).
+    Jaccard,
+    /// Containment: a pair is reported when `max(|A∩B|/|A|, |A∩B|/|B|) >= threshold`, so a
+    /// document found inside a larger one is reported even though their Jaccard is low.
+    Containment,
+}
 
 /// Everything a scan needs to know.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +51,8 @@ pub struct ScanConfig {
     pub seed: u64,
     /// Similarity threshold in [0, 1].
     pub threshold: f64,
+    /// What the threshold measures.
+    pub measure: Measure,
     /// How candidates are verified.
     pub verify: VerifyMode,
     /// Largest bucket whose pairs are all enumerated.
@@ -57,6 +70,7 @@ impl Default for ScanConfig {
             lsh: LshParams { bands: 16, rows: 8 },
             seed: DEFAULT_SEED,
             threshold: 0.8,
+            measure: Measure::Jaccard,
             verify: VerifyMode::Auto,
             max_bucket: DEFAULT_MAX_BUCKET,
         }
@@ -111,6 +125,7 @@ impl ScanConfig {
             unbanded_slots: self.num_perm - used,
             seed: self.seed,
             threshold: self.threshold,
+            measure: self.measure,
             verify: self.verify,
             max_bucket: self.max_bucket,
         }
@@ -151,6 +166,8 @@ pub struct Params {
     pub seed: u64,
     /// The similarity threshold.
     pub threshold: f64,
+    /// What the threshold measures.
+    pub measure: Measure,
     /// The verification mode.
     pub verify: VerifyMode,
     /// Buckets larger than this are linked as stars.

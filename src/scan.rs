@@ -53,6 +53,10 @@ pub struct Pair {
     pub estimate: f64,
     /// The exact Jaccard similarity, when it was computed.
     pub jaccard: Option<f64>,
+    /// With `Measure::Containment`: the share of `a`'s shingles found in `b`.
+    pub a_in_b: Option<f64>,
+    /// With `Measure::Containment`: the share of `b`'s shingles found in `a`.
+    pub b_in_a: Option<f64>,
 }
 
 /// Counts for the summary.
@@ -319,6 +323,8 @@ impl Pipeline {
                 b: signed[b as usize],
                 estimate: m as f64 / k as f64,
                 jaccard: None,
+                a_in_b: None,
+                b_in_a: None,
             };
             if exact {
                 uncertain.push(p);
@@ -336,6 +342,7 @@ impl Pipeline {
         for p in &mut pairs {
             if documents[p.a as usize].id > documents[p.b as usize].id {
                 std::mem::swap(&mut p.a, &mut p.b);
+                std::mem::swap(&mut p.a_in_b, &mut p.b_in_a);
             }
         }
         pairs.sort_by(|p, q| {

@@ -2,7 +2,7 @@
 //!
 //! - `params` (first): the parameters the report was made with;
 //! - `pair`: `{"type":"pair","a":..,"b":..,"estimate":..,"jaccard":..}`, `a` < `b`, `jaccard` only
-//!   when computed;
+//!   when computed; `a_in_b` and `b_in_a` (containment) with `--containment`;
 //! - `cluster` (with `--clusters`, instead of pairs): `{"type":"cluster","size":..,"members":[..]}`;
 //! - `skip`: a document that was not compared, with the reason;
 //! - `summary` (last): the counts.
@@ -26,6 +26,10 @@ struct PairRecord<'a> {
     estimate: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     jaccard: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    a_in_b: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    b_in_a: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -94,6 +98,8 @@ impl Reporter for JsonLines {
                         b: r.id(p.b),
                         estimate: p.estimate,
                         jaccard: p.jaccard,
+                        a_in_b: p.a_in_b,
+                        b_in_a: p.b_in_a,
                     },
                 )?;
             }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use ndup::config::{DEFAULT_MAX_BUCKET, DEFAULT_SEED, ScanConfig};
+use ndup::config::{DEFAULT_MAX_BUCKET, DEFAULT_SEED, Measure, ScanConfig};
 use ndup::input::InputOptions;
 use ndup::lsh::LshParams;
 use ndup::minhash::SketchKind;
@@ -288,6 +288,7 @@ impl ScanArgs {
             lsh,
             seed: s.seed,
             threshold: self.threshold,
+            measure: Measure::Jaccard,
             verify: match self.verify {
                 VerifyArg::Auto => VerifyMode::Auto,
                 VerifyArg::Signature => VerifyMode::Signature,
