@@ -27,9 +27,27 @@ pub enum Error {
     /// Two sketches made with different parameters were compared.
     #[error("mismatched sketches: {0}")]
     Mismatch(String),
-    /// Nothing could be read, so there is nothing to compare.
-    #[error("no document could be read")]
-    NoDocuments,
+    /// Nothing could be read, so there is nothing to compare. Carries what was skipped, so the
+    /// message can say why (otherwise `ndup scan broken-link` would never name the problem).
+    #[error("no document could be read{}", skip_reasons(skipped))]
+    NoDocuments {
+        /// The files and directories that were skipped, with their reasons.
+        skipped: Vec<crate::input::Skip>,
+    },
+}
+
+/// `": a: reason; b: reason"`, the first few skips of a failed scan, for its one-line error.
+fn skip_reasons(skipped: &[crate::input::Skip]) -> String {
+    const SHOWN: usize = 3;
+    let mut s = String::new();
+    for (i, skip) in skipped.iter().take(SHOWN).enumerate() {
+        s += if i == 0 { ": " } else { "; " };
+        s += &format!("{}: {}", skip.id, skip.reason);
+    }
+    if skipped.len() > SHOWN {
+        s += &format!("; and {} more", skipped.len() - SHOWN);
+    }
+    s
 }
 
 /// The library's result type.
@@ -42,5 +60,36 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::{Skip, SkipKind};
+
+    #[test]
+    fn no_documents_names_the_first_skips() {
+        let skip = |id: &str| Skip {
+            id: id.into(),
+            kind: SkipKind::Unreadable,
+            reason: "No such file or directory".into(),
+        };
+        let none = Error::NoDocuments { skipped: vec![] };
+        assert_eq!(none.to_string(), "no document could be read");
+        let one = Error::NoDocuments {
+            skipped: vec![skip("a")],
+        };
+        assert_eq!(
+            one.to_string(),
+            "no document could be read: a: No such file or directory"
+        );
+        let five = Error::NoDocuments {
+            skipped: ["a", "b", "c", "d", "e"].map(skip).to_vec(),
+        };
+        assert!(
+            five.to_string()
+                .ends_with("c: No such file or directory; and 2 more")
+        );
     }
 }

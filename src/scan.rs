@@ -299,7 +299,7 @@ impl Pipeline {
         } = corpus;
         skipped.sort_by(|x, y| x.id.cmp(&y.id));
         if documents.is_empty() {
-            return Err(Error::NoDocuments);
+            return Err(Error::NoDocuments { skipped });
         }
 
         // Candidates, verified by signature as they are found.

@@ -1,0 +1,464 @@
+//! The harness: a temporary directory to build a tree in, the `ndup` binary run inside it, and
+//! its output parsed back.
+//!
+//! Commands run with the temporary directory as their working directory and relative paths, so
+//! document ids read like `docs/a.txt` and expected output can be written out in full.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process;
+
+use serde_json::Value;
+
+/// Asserts two values are equal, printing both in full (one per block) when they are not, which
+/// reads better than `assert_eq!`'s single line for multi-line output.
+macro_rules! eqnice {
+    ($expected:expr, $got:expr) => {
+        eqnice!($expected, $got, "")
+    };
+    ($expected:expr, $got:expr, $($ctx:tt)+) => {{
+        let expected = &$expected;
+        let got = &$got;
+        if expected != got {
+            panic!(
+                "\n{}\n===== expected =====\n{:#?}\n===== got =====\n{:#?}\n====================\n",
+                format!($($ctx)+),
+                expected,
+                got
+            );
+        }
+    }};
+}
+
+/// The path of the `ndup` binary Cargo built for these tests.
+pub fn ndup_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_ndup")
+}
+
+/// A temporary directory in which a test builds its tree and runs `ndup`.
+pub struct Dir {
+    tmp: tempfile::TempDir,
+}
+
+impl Dir {
+    /// A new, empty directory (removed when dropped).
+    pub fn new() -> Dir {
+        Dir {
+            tmp: tempfile::Builder::new()
+                .prefix("ndup-test-")
+                .tempdir()
+                .expect("create a temporary directory"),
+        }
+    }
+
+    /// The directory's absolute path.
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Writes a file (creating its parent directories) and returns its absolute path.
+    pub fn create(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create parent directories");
+        }
+        std::fs::write(&path, contents).expect("write a test file");
+        path
+    }
+
+    /// Creates a directory (and its parents).
+    pub fn mkdir(&self, name: &str) {
+        std::fs::create_dir_all(self.path().join(name)).expect("create a directory");
+    }
+
+    /// Creates a symbolic link `name` pointing at `target` (taken literally, so relative targets
+    /// are relative to the link's directory).
+    pub fn link(&self, target: &str, name: &str) {
+        let path = self.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create parent directories");
+        }
+        std::os::unix::fs::symlink(target, path).expect("create a symbolic link");
+    }
+
+    /// Reads a file of the tree as text.
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path().join(name)).expect("read a test file")
+    }
+
+    /// `ndup` with no arguments yet, run in this directory.
+    pub fn ndup(&self) -> TestCommand {
+        let mut cmd = assert_cmd::Command::new(ndup_bin());
+        cmd.current_dir(self.path());
+        // The tests decide the thread count themselves when it matters.
+        cmd.env_remove("RAYON_NUM_THREADS");
+        TestCommand { cmd }
+    }
+
+    /// `ndup scan`, run in this directory; add paths and flags with `arg`/`args`.
+    pub fn scan(&self) -> TestCommand {
+        let mut c = self.ndup();
+        c.arg("scan");
+        c
+    }
+}
+
+/// A command about to be run.
+pub struct TestCommand {
+    cmd: assert_cmd::Command,
+}
+
+impl TestCommand {
+    /// Adds one argument.
+    pub fn arg(&mut self, a: impl AsRef<std::ffi::OsStr>) -> &mut Self {
+        self.cmd.arg(a);
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(&mut self, args: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.cmd.args(args);
+        self
+    }
+
+    /// Sets an environment variable.
+    pub fn env(&mut self, k: &str, v: &str) -> &mut Self {
+        self.cmd.env(k, v);
+        self
+    }
+
+    /// Runs the command, whatever its exit status.
+    pub fn run(&mut self) -> Run {
+        let out = self.cmd.output().expect("run ndup");
+        Run {
+            command: format!("{:?}", self.cmd),
+            code: out.status.code(),
+            stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+        }
+    }
+
+    /// Runs the command and asserts it exits with `code`.
+    pub fn code(&mut self, code: i32) -> Run {
+        let run = self.run();
+        if run.code != Some(code) {
+            panic!("expected exit code {code}\n{}", run.describe());
+        }
+        run
+    }
+
+    /// Runs the command and asserts it succeeds (exit 0).
+    pub fn ok(&mut self) -> Run {
+        self.code(0)
+    }
+}
+
+/// A pair record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    pub a: String,
+    pub b: String,
+    pub estimate: f64,
+    pub jaccard: Option<f64>,
+}
+
+/// What a finished command printed.
+pub struct Run {
+    pub command: String,
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Everything about the run, for failure messages.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        writeln!(s, "command: {}", self.command).unwrap();
+        writeln!(s, "exit code: {:?}", self.code).unwrap();
+        writeln!(s, "----- stdout -----\n{}", self.stdout).unwrap();
+        writeln!(s, "----- stderr -----\n{}", self.stderr).unwrap();
+        s
+    }
+
+    /// Every stdout line parsed as JSON (panics, showing the line, when one is not JSON).
+    pub fn records(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| {
+                serde_json::from_str(l).unwrap_or_else(|e| {
+                    panic!("stdout line is not JSON ({e}): {l}\n{}", self.describe())
+                })
+            })
+            .collect()
+    }
+
+    /// The records of one type, in order.
+    pub fn of_type(&self, kind: &str) -> Vec<Value> {
+        self.records()
+            .into_iter()
+            .filter(|r| r["type"] == kind)
+            .collect()
+    }
+
+    /// The params record, asserting it is the first line.
+    pub fn params(&self) -> Value {
+        let r = self.records();
+        assert!(
+            !r.is_empty() && r[0]["type"] == "params",
+            "the first record must be params\n{}",
+            self.describe()
+        );
+        r[0].clone()
+    }
+
+    /// The summary record, asserting it is the last line.
+    pub fn summary(&self) -> Value {
+        let r = self.records();
+        let last = r.last().cloned().unwrap_or_default();
+        assert!(
+            last["type"] == "summary",
+            "the last record must be the summary\n{}",
+            self.describe()
+        );
+        last
+    }
+
+    /// The pair records.
+    pub fn pairs(&self) -> Vec<Pair> {
+        self.of_type("pair")
+            .into_iter()
+            .map(|r| Pair {
+                a: r["a"].as_str().expect("a is a string").to_string(),
+                b: r["b"].as_str().expect("b is a string").to_string(),
+                estimate: r["estimate"].as_f64().expect("estimate is a number"),
+                jaccard: r
+                    .get("jaccard")
+                    .map(|j| j.as_f64().expect("jaccard is a number")),
+            })
+            .collect()
+    }
+
+    /// The `(a, b)` ids of the pairs, in report order.
+    pub fn pair_ids(&self) -> Vec<(String, String)> {
+        self.pairs().into_iter().map(|p| (p.a, p.b)).collect()
+    }
+
+    /// The pair `a`-`b` (in either order), if reported.
+    pub fn pair(&self, a: &str, b: &str) -> Option<Pair> {
+        self.pairs()
+            .into_iter()
+            .find(|p| (p.a == a && p.b == b) || (p.a == b && p.b == a))
+    }
+
+    /// The pair `a`-`b`, which must be reported.
+    pub fn expect_pair(&self, a: &str, b: &str) -> Pair {
+        self.pair(a, b).unwrap_or_else(|| {
+            panic!(
+                "expected the pair {a} / {b} to be reported\n{}",
+                self.describe()
+            )
+        })
+    }
+
+    /// Asserts the pair `a`-`b` is not reported.
+    pub fn expect_no_pair(&self, a: &str, b: &str) {
+        if let Some(p) = self.pair(a, b) {
+            panic!("unexpected pair {p:?}\n{}", self.describe());
+        }
+    }
+
+    /// The skip records as `(id, reason_kind, reason)`.
+    pub fn skips(&self) -> Vec<(String, String, String)> {
+        self.of_type("skip")
+            .into_iter()
+            .map(|r| {
+                (
+                    r["id"].as_str().unwrap().to_string(),
+                    r["reason_kind"].as_str().unwrap().to_string(),
+                    r["reason"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    /// The cluster records' members.
+    pub fn clusters(&self) -> Vec<Vec<String>> {
+        self.of_type("cluster")
+            .into_iter()
+            .map(|r| {
+                let members: Vec<String> = r["members"]
+                    .as_array()
+                    .expect("members is an array")
+                    .iter()
+                    .map(|m| m.as_str().unwrap().to_string())
+                    .collect();
+                assert_eq!(r["size"].as_u64(), Some(members.len() as u64), "size");
+                members
+            })
+            .collect()
+    }
+
+    /// A summary count.
+    pub fn count(&self, field: &str) -> u64 {
+        let s = self.summary();
+        s[field]
+            .as_u64()
+            .unwrap_or_else(|| panic!("summary has no count {field}\n{}", self.describe()))
+    }
+
+    /// The stderr lines.
+    pub fn stderr_lines(&self) -> Vec<&str> {
+        self.stderr.lines().collect()
+    }
+}
+
+/// A small deterministic generator (splitmix64), so generated corpora are the same on every run
+/// and every machine without depending on a crate's stream staying stable.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x5851_F42D_4C95_7F2D)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// A made-up word of two to four syllables, never an English stop word, so that generated
+    /// prose only holds the stop words a test puts in on purpose.
+    pub fn word(&mut self) -> String {
+        const C: &[u8] = b"bcdfgklmnprstvz";
+        const V: &[u8] = b"aeiou";
+        loop {
+            let syllables = 2 + self.below(3);
+            let mut w = String::new();
+            for _ in 0..syllables {
+                w.push(C[self.below(C.len())] as char);
+                w.push(V[self.below(V.len())] as char);
+            }
+            if !ndup::shingle::ENGLISH_STOPWORDS.contains(&w.as_str()) {
+                return w;
+            }
+        }
+    }
+
+    /// `n` made-up words.
+    pub fn words(&mut self, n: usize) -> Vec<String> {
+        (0..n).map(|_| self.word()).collect()
+    }
+}
+
+/// Joins words into prose: sentences of about a dozen words, capitalised, with full stops and a
+/// line break now and then, so normalization has something to do.
+pub fn prose(words: &[String]) -> String {
+    let mut s = String::new();
+    for (i, w) in words.iter().enumerate() {
+        let start = i % 12 == 0;
+        if start && i > 0 {
+            s.push_str(if i % 48 == 0 { ".\n" } else { ". " });
+        } else if i > 0 {
+            s.push(' ');
+        }
+        if start {
+            let mut c = w.chars();
+            let first = c.next().unwrap().to_ascii_uppercase();
+            s.push(first);
+            s.push_str(c.as_str());
+        } else {
+            s.push_str(w);
+        }
+    }
+    s.push_str(".\n");
+    s
+}
+
+/// A document of `n` made-up words.
+pub fn text(seed: u64, n: usize) -> String {
+    prose(&Rng::new(seed).words(n))
+}
+
+/// The words of `text(seed, n)` with `edits` of them replaced by fresh words at distinct,
+/// evenly spread positions: an edited copy.
+pub fn edited(seed: u64, n: usize, edits: usize) -> String {
+    let mut words = Rng::new(seed).words(n);
+    let mut fresh = Rng::new(seed ^ 0xED17);
+    for e in 0..edits {
+        let at = (e * n) / edits.max(1) + n / (2 * edits.max(1));
+        words[at.min(n - 1)] = format!("{}x", fresh.word());
+    }
+    prose(&words)
+}
+
+/// The exact Jaccard similarity of two texts under the default pipeline, computed by the library.
+pub fn library_jaccard(config: &ndup::config::ScanConfig, a: &str, b: &str) -> f64 {
+    let p = ndup::scan::Pipeline::new(config.clone()).unwrap();
+    ndup::verify::jaccard(&p.shingle_set(a), &p.shingle_set(b))
+}
+
+/// The signature estimate of two texts under `config`, computed by the library.
+pub fn library_estimate(config: &ndup::config::ScanConfig, a: &str, b: &str) -> f64 {
+    let p = ndup::scan::Pipeline::new(config.clone()).unwrap();
+    ndup::minhash::estimate(&p.signature(a).unwrap(), &p.signature(b).unwrap())
+}
+
+/// A process handle for tests that need to drive the pipe themselves.
+pub fn spawn_scan(dir: &Dir, args: &[&str]) -> process::Child {
+    process::Command::new(ndup_bin())
+        .current_dir(dir.path())
+        .arg("scan")
+        .args(args)
+        .env_remove("RAYON_NUM_THREADS")
+        .stdout(process::Stdio::piped())
+        .stderr(process::Stdio::piped())
+        .spawn()
+        .expect("spawn ndup")
+}
+
+/// The planted tree most tests share, under `docs/`:
+///
+/// - `original.txt`, 150 made-up words; `edited.txt`, the same with four words replaced (exact
+///   Jaccard about 0.87, in the band where `auto` verifies exactly); `sub/copy.txt`, an exact copy;
+/// - `unrelated-1.txt`, `unrelated-2.txt`: other text;
+/// - `logo.png`: binary (a NUL byte); `empty.txt` and `blank.txt` (white space only): empty.
+pub fn planted() -> Dir {
+    let d = Dir::new();
+    d.create("docs/original.txt", text(1, 150));
+    d.create("docs/edited.txt", edited(1, 150, 4));
+    d.create("docs/sub/copy.txt", text(1, 150));
+    d.create("docs/unrelated-1.txt", text(2, 150));
+    d.create("docs/unrelated-2.txt", text(3, 150));
+    d.create("docs/logo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10");
+    d.create("docs/empty.txt", "");
+    d.create("docs/blank.txt", " \n\t \n");
+    d
+}
+
+/// The pairs planted in [`planted`], as reported: `a` < `b`, sorted.
+pub const PLANTED_PAIRS: [(&str, &str); 3] = [
+    ("docs/edited.txt", "docs/original.txt"),
+    ("docs/edited.txt", "docs/sub/copy.txt"),
+    ("docs/original.txt", "docs/sub/copy.txt"),
+];
+
+/// `(a, b)` as owned strings, for comparing with [`Run::pair_ids`].
+pub fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
