@@ -77,7 +77,9 @@ pub fn collect(paths: &[PathBuf], opts: &InputOptions) -> Result<(Vec<Entry>, Ve
     }
     let mut entries = Vec::new();
     let mut skips = Vec::new();
-    let mut seen = HashSet::new();
+    // A file reached twice (`ndup scan docs docs/a.md`) is one document. Keyed by path, not by
+    // id: two names that differ only in invalid UTF-8 share a lossy id but are two files.
+    let mut seen: HashSet<PathBuf> = HashSet::new();
     for root in paths {
         let walker = WalkDir::new(root)
             .follow_links(opts.follow_links)
@@ -94,10 +96,15 @@ pub fn collect(paths: &[PathBuf], opts: &InputOptions) -> Result<(Vec<Entry>, Ve
                     if e.path_is_symlink() && !opts.follow_links && e.depth() > 0 {
                         continue;
                     }
-                    let id = display_id(e.path());
-                    if seen.insert(id.clone()) {
+                    // Only regular files are documents when walking: opening a FIFO met in a
+                    // tree would block the scan forever, a device might never end. Anything
+                    // named directly is read, as the user asked (`ndup scan <(cmd)`).
+                    if e.depth() > 0 && !e.file_type().is_file() {
+                        continue;
+                    }
+                    if seen.insert(e.path().to_path_buf()) {
                         entries.push(Entry {
-                            id,
+                            id: display_id(e.path()),
                             path: e.into_path(),
                         });
                     }
@@ -192,6 +199,24 @@ mod tests {
                 .id
                 .starts_with(&dir.path().to_string_lossy().into_owned())
         );
+    }
+
+    #[test]
+    fn a_file_named_twice_is_one_document_but_lossy_namesakes_are_two() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.txt");
+        fs::write(&a, "a").unwrap();
+        let (entries, _) = collect(&[dir.path().to_path_buf(), a], &Default::default()).unwrap();
+        assert_eq!(entries.len(), 1);
+
+        let dir = tempfile::tempdir().unwrap();
+        for name in [&b"x\xff.txt"[..], b"x\xfe.txt"] {
+            fs::write(dir.path().join(std::ffi::OsStr::from_bytes(name)), "x").unwrap();
+        }
+        let (entries, _) = collect(&[dir.path().to_path_buf()], &Default::default()).unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].id, entries[1].id);
     }
 
     #[test]

@@ -32,3 +32,41 @@ fn no_readable_document_error_says_why() {
         run.describe()
     );
 }
+
+/// Two files whose names differ only in invalid UTF-8 have the same (lossy) id; the second was
+/// silently dropped as if it were the first file seen again: not read, not counted, not paired.
+#[test]
+fn files_whose_names_differ_only_in_invalid_utf8_are_both_read() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = Dir::new();
+    d.mkdir("names");
+    let body = super::util::text(40, 100);
+    for name in [&b"names/x\xff.txt"[..], b"names/x\xfe.txt"] {
+        std::fs::write(d.path().join(std::ffi::OsStr::from_bytes(name)), &body).unwrap();
+    }
+    let run = d.scan().arg("names").ok();
+    assert_eq!(run.count("documents"), 2, "{}", run.describe());
+    assert_eq!(run.pairs().len(), 1);
+    assert_eq!(run.pairs()[0].estimate, 1.0);
+}
+
+/// A FIFO inside a scanned tree was opened like a file, and opening a FIFO blocks until
+/// someone writes to it: the scan hung forever. Walking now reads regular files only.
+#[test]
+fn a_fifo_in_a_tree_does_not_hang_the_scan() {
+    let d = Dir::new();
+    let body = super::util::text(41, 100);
+    d.create("tree/a.txt", &body);
+    d.create("tree/b.txt", &body);
+    let made = std::process::Command::new("mkfifo")
+        .arg(d.path().join("tree/pipe"))
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    let run = d.scan().arg("tree").timeout(60).ok();
+    assert_eq!(run.count("documents"), 2);
+    assert_eq!(
+        run.pair_ids(),
+        vec![("tree/a.txt".into(), "tree/b.txt".into())]
+    );
+}

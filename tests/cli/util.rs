@@ -131,6 +131,13 @@ impl TestCommand {
         self
     }
 
+    /// Kills the command if it runs longer than `secs`: a guard for tests of hangs, so a
+    /// regression fails instead of blocking the suite (not a timing assertion).
+    pub fn timeout(&mut self, secs: u64) -> &mut Self {
+        self.cmd.timeout(std::time::Duration::from_secs(secs));
+        self
+    }
+
     /// Runs the command, whatever its exit status.
     pub fn run(&mut self) -> Run {
         let out = self.cmd.output().expect("run ndup");
