@@ -300,7 +300,7 @@ impl Shingler {
                     .map(|(i, _)| i)
                     .chain([text.len()])
                     .collect();
-                for win in idx.windows(self.size + 1) {
+                for win in idx.windows(self.size.saturating_add(1)) {
                     all.push(text[win[0]..win[self.size]].to_string());
                 }
             }
@@ -366,6 +366,12 @@ fn char_hashes(text: &str, k: usize, seed: u64, out: &mut Vec<u64>) {
             out.reserve(bytes.len() - k + 1);
             out.extend(bytes.windows(k).map(|w| xxh3_64_with_seed(w, seed)));
         }
+        return;
+    }
+    // Fewer bytes than k means fewer characters than k: no full window. Checking first also
+    // bounds the ring by the text's size, so a huge -k cannot allocate (or overflow) its way
+    // to an abort.
+    if bytes.len() < k {
         return;
     }
     let mut ring = vec![0usize; k + 1];
@@ -486,6 +492,18 @@ mod tests {
         assert_eq!(w.shingles("two words"), ["two words"]);
         let sw = shingler(ShingleKind::Stopword, 3);
         assert_eq!(sw.shingles("no stopwords here"), ["no stopwords here"]);
+    }
+
+    #[test]
+    fn huge_k_on_non_ascii_text_is_one_shingle() {
+        let s = shingler(ShingleKind::Char, usize::MAX);
+        assert_eq!(
+            s.hash_set("café", 0),
+            [xxh3_64_with_seed("café".as_bytes(), 0)]
+        );
+        assert_eq!(s.shingles("café"), ["café"]);
+        let s = shingler(ShingleKind::Char, 1 << 40);
+        assert_eq!(s.hash_set("naïve text", 0).len(), 1);
     }
 
     #[test]

@@ -214,6 +214,23 @@ fn a_missing_path_exits_2_before_any_work_with_a_one_line_error() {
 }
 
 #[test]
+fn a_missing_path_is_found_before_reading_anything() {
+    // A FIFO named on the command line would block the scan on opening it: the missing path
+    // after it must be reported without ever getting there.
+    let d = Dir::new();
+    let made = std::process::Command::new("mkfifo")
+        .arg(d.path().join("fifo"))
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    let run = d.scan().args(["fifo", "missing.txt"]).timeout(60).code(2);
+    eqnice!(
+        vec!["ndup: missing.txt: no such file or directory"],
+        run.stderr_lines()
+    );
+}
+
+#[test]
 fn no_readable_document_exits_2() {
     let d = Dir::new();
     d.create("only/logo.png", b"\0\x01\x02");

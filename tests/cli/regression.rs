@@ -70,3 +70,37 @@ fn a_fifo_in_a_tree_does_not_hang_the_scan() {
         vec![("tree/a.txt".into(), "tree/b.txt".into())]
     );
 }
+
+/// `--bands` or `--rows` large enough that bands x rows overflows panicked (exit 101) in debug
+/// builds and, in release, wrapped to a small product that could pass the consistency check.
+#[test]
+fn huge_bands_or_rows_are_a_usage_error() {
+    let d = Dir::new();
+    d.create("a.txt", "some text");
+    let huge = (usize::MAX / 4 + 1).to_string();
+    for args in [
+        vec!["--bands", huge.as_str()],
+        vec!["--rows", huge.as_str()],
+        vec!["--bands", "4", "--rows", huge.as_str()],
+        vec!["--num-perm", "128", "--bands", huge.as_str(), "--rows", "8"],
+    ] {
+        let run = d.scan().arg("a.txt").args(&args).code(2);
+        assert_eq!(run.stderr_lines().len(), 1, "{}", run.describe());
+        assert!(run.stderr.contains("is too large"), "{}", run.describe());
+    }
+}
+
+/// A huge `-k` on a document with non-ASCII text allocated a ring of k + 1 positions: k = 4e9
+/// aborted on a failed 32 GB allocation, k = 2^64 - 1 overflowed. A document shorter than one
+/// shingle is one shingle, its whole text, whatever k is.
+#[test]
+fn huge_k_on_non_ascii_text_does_not_abort() {
+    let d = Dir::new();
+    d.create("a.txt", "café au lait");
+    d.create("b.txt", "Café  au lait\n");
+    for k in ["4000000000", &usize::MAX.to_string()] {
+        let run = d.scan().args(["a.txt", "b.txt", "-k", k]).ok();
+        assert_eq!(run.pairs().len(), 1, "{}", run.describe());
+        assert_eq!(run.pairs()[0].estimate, 1.0);
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use ndup::config::{DEFAULT_MAX_BUCKET, DEFAULT_SEED, Measure, ScanConfig};
@@ -250,6 +250,12 @@ pub fn resolve_banding(
         }
         Ok(n / d)
     };
+    // Checked: huge values must be a usage error, not an overflow panic (or, in release, a
+    // wrapped product that passes the consistency check).
+    let product = |b: usize, r: usize| -> Result<usize> {
+        b.checked_mul(r)
+            .ok_or_else(|| anyhow!("--bands {b} x --rows {r} is too large"))
+    };
     let (n, b, r) = match (num_perm, bands, rows) {
         (None, None, None) => (128, 16, 8),
         (Some(n), None, None) => {
@@ -257,14 +263,15 @@ pub fn resolve_banding(
             let r = if n % 8 == 0 { 8 } else { 1 };
             (n, n / r, r)
         }
-        (None, Some(b), None) => (b * 8, b, 8),
-        (None, None, Some(r)) => (16 * r, 16, r),
-        (None, Some(b), Some(r)) => (b * r, b, r),
+        (None, Some(b), None) => (product(b, 8)?, b, 8),
+        (None, None, Some(r)) => (product(16, r)?, 16, r),
+        (None, Some(b), Some(r)) => (product(b, r)?, b, r),
         (Some(n), Some(b), None) => (n, b, divide(n, b, "--bands")?),
         (Some(n), None, Some(r)) => (n, divide(n, r, "--rows")?, r),
         (Some(n), Some(b), Some(r)) => {
-            if b * r != n {
-                bail!("--bands {b} x --rows {r} = {} but --num-perm is {n}", b * r);
+            let used = product(b, r)?;
+            if used != n {
+                bail!("--bands {b} x --rows {r} = {used} but --num-perm is {n}");
             }
             (n, b, r)
         }
@@ -325,6 +332,9 @@ mod tests {
         assert!(r(Some(128), Some(16), Some(4)).is_err());
         assert!(r(Some(100), Some(3), None).is_err());
         assert!(r(Some(0), None, None).is_err());
+        let huge = usize::MAX / 4 + 1;
+        assert!(r(None, Some(huge), None).is_err());
+        assert!(r(Some(128), Some(huge), Some(8)).is_err());
     }
 
     #[test]
