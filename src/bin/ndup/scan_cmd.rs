@@ -13,6 +13,11 @@ use crate::exit::Exit;
 /// Runs `ndup scan`.
 pub fn run(args: ScanArgs) -> Result<Exit> {
     let config = args.config()?;
+    if !args.quiet && config.effective_sample().is_none() {
+        if let Some(note) = ndup::tune::unbanded_note(config.num_perm, config.lsh) {
+            eprintln!("ndup: note: {note}");
+        }
+    }
     let report = Pipeline::new(config)?.scan(&args.paths)?;
     let opts = ReportOptions {
         clusters: args.clusters,
