@@ -161,8 +161,9 @@ pub fn tune(
     }
 }
 
-/// Explains the slots that no band covers, or `None` when every slot is banded.
-pub fn unbanded_note(num_perm: usize, lsh: LshParams) -> Option<String> {
+/// Explains the slots that no band covers, or `None` when every slot is banded. `tuned` says
+/// whether the tuner chose the banding (otherwise it was given).
+pub fn unbanded_note(num_perm: usize, lsh: LshParams, tuned: bool) -> Option<String> {
     let used = lsh.bands * lsh.rows;
     if used >= num_perm {
         return None;
@@ -172,15 +173,18 @@ pub fn unbanded_note(num_perm: usize, lsh: LshParams) -> Option<String> {
     } else {
         format!("slots {used}..{} are", num_perm - 1)
     };
-    let why = if num_perm % lsh.rows != 0 {
+    let why = if !tuned {
+        "--bands and --rows were given so".to_string()
+    } else if lsh.bands == num_perm / lsh.rows {
         format!(
-            "{num_perm} is not a multiple of {} rows, and {} x {} is the banding chosen for this threshold",
-            lsh.rows, lsh.bands, lsh.rows
+            "{num_perm} is not a multiple of the {} rows chosen for this threshold",
+            lsh.rows
         )
     } else {
         format!(
-            "{} bands of {} rows were chosen for this threshold; more bands would add false candidates",
-            lsh.bands, lsh.rows
+            "more bands of {} rows would add more false candidates than they save false \
+             negatives at this threshold (see `ndup tune`)",
+            lsh.rows
         )
     };
     Some(format!(
@@ -327,6 +331,8 @@ pub struct Tuning {
     pub unbanded_slots: usize,
     /// Why slots are unbanded, when some are.
     pub unbanded_note: Option<String>,
+    /// Whether the tuner chose the banding (false: bands and rows were given).
+    pub tuned: bool,
     /// `(1/b)^(1/r)`, where the S-curve is steepest (about one half).
     pub lsh_threshold: f64,
     /// The weights of the tuner.
@@ -351,6 +357,7 @@ impl Tuning {
         lsh: LshParams,
         weights: Weights,
         verify: VerifyMode,
+        tuned: bool,
     ) -> Tuning {
         let verifier = Verifier::new(verify, threshold, num_perm);
         let curve = (1..=10)
@@ -376,7 +383,8 @@ impl Tuning {
             bands: lsh.bands,
             rows: lsh.rows,
             unbanded_slots: num_perm - lsh.bands * lsh.rows,
-            unbanded_note: unbanded_note(num_perm, lsh),
+            unbanded_note: unbanded_note(num_perm, lsh, tuned),
+            tuned,
             lsh_threshold: lsh.threshold(),
             weights,
             cost: cost(lsh, threshold, weights),
@@ -592,7 +600,14 @@ mod tests {
 
     #[test]
     fn explanation_and_plot() {
-        let t = Tuning::explain(0.8, 128, lsh(18, 7), Weights::default(), VerifyMode::Auto);
+        let t = Tuning::explain(
+            0.8,
+            128,
+            lsh(18, 7),
+            Weights::default(),
+            VerifyMode::Auto,
+            true,
+        );
         assert_eq!(t.curve.len(), 10);
         assert_eq!(t.curve[9].p, 1.0);
         assert_eq!(t.false_negatives.len(), 2);
@@ -603,7 +618,14 @@ mod tests {
         assert!(plot.lines().next().unwrap().starts_with("1.0 +"));
         assert!(plot.contains('*') && plot.contains('|'));
         // T = 1.0 has no T + 0.05 point.
-        let t = Tuning::explain(1.0, 128, lsh(8, 16), Weights::default(), VerifyMode::Auto);
+        let t = Tuning::explain(
+            1.0,
+            128,
+            lsh(8, 16),
+            Weights::default(),
+            VerifyMode::Auto,
+            true,
+        );
         assert_eq!(t.false_negatives.len(), 1);
     }
 }

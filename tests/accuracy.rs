@@ -814,7 +814,7 @@ mod cli {
             .assert()
             .success()
             .stdout(predicate::str::contains(
-                "exact Jaccard                       0.3750",
+                "exact Jaccard                        0.3750",
             ))
             .stdout(predicate::str::contains(
                 "containment of A in B                0.7500",

@@ -68,34 +68,22 @@ fn render(c: &Comparison, a: &str, b: &str) -> String {
         c.bag_size_b,
         c.shared
     );
-    s += &format!("exact Jaccard                       {:.4}\n", c.jaccard);
+    let row = |label: &str, x: f64| format!("{label:<36} {x:.4}\n");
+    s += &row("exact Jaccard", c.jaccard);
     let basis = match p.num_perm {
-        Some(n) => format!("{} slots", n),
+        Some(n) => format!("{n} slots"),
         None => format!("{} sampled hashes", c.estimate_samples),
     };
+    let label = format!("estimate ({}, {basis})", p.sketch);
     match (c.estimate, c.estimate_se) {
         (Some(e), Some(se)) => {
-            s += &format!(
-                "estimate ({}, {basis})  {e:.4}  (standard error {se:.4})\n",
-                p.sketch
-            )
+            s += &format!("{label:<36} {e:.4}  (standard error {se:.4})\n");
         }
-        _ => {
-            s += &format!(
-                "estimate ({}, {basis})  -  (no sketch: a text is empty or unsampled)\n",
-                p.sketch
-            )
-        }
+        _ => s += &format!("{label:<36} -  (a text is empty or has no sampled shingle)\n"),
     }
-    s += &format!("containment of A in B                {:.4}\n", c.a_in_b);
-    s += &format!("containment of B in A                {:.4}\n", c.b_in_a);
-    s += &format!(
-        "bag similarity, min / sum (max 1/2)  {:.4}\n",
-        c.bag_jaccard_sum
-    );
-    s += &format!(
-        "bag similarity, min / max-union      {:.4}\n",
-        c.bag_jaccard_max
-    );
+    s += &row("containment of A in B", c.a_in_b);
+    s += &row("containment of B in A", c.b_in_a);
+    s += &row("bag similarity, min / sum (max 1/2)", c.bag_jaccard_sum);
+    s += &row("bag similarity, min / max-union", c.bag_jaccard_max);
     s
 }

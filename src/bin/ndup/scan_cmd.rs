@@ -14,7 +14,8 @@ use crate::exit::Exit;
 pub fn run(args: ScanArgs) -> Result<Exit> {
     let config = args.config()?;
     if !args.quiet && config.effective_sample().is_none() {
-        if let Some(note) = ndup::tune::unbanded_note(config.num_perm, config.lsh) {
+        let tuned = args.bands.is_none() || args.rows.is_none();
+        if let Some(note) = ndup::tune::unbanded_note(config.num_perm, config.lsh, tuned) {
             eprintln!("ndup: note: {note}");
         }
     }

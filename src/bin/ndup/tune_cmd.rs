@@ -19,16 +19,22 @@ pub fn run(args: TuneArgs) -> Result<Exit> {
         args.threshold,
         weights,
     )?;
-    let t = Tuning::explain(args.threshold, num_perm, lsh, weights, args.verify.mode());
     let tuned = args.bands.is_none() || args.rows.is_none();
+    let t = Tuning::explain(
+        args.threshold,
+        num_perm,
+        lsh,
+        weights,
+        args.verify.mode(),
+        tuned,
+    );
     let text = match args.format {
         ExplainFormat::Json => {
             let mut v = serde_json::to_value(&t)?;
             v["type"] = "tune".into();
-            v["tuned"] = tuned.into();
             format!("{v}\n")
         }
-        ExplainFormat::Text => render(&t, tuned),
+        ExplainFormat::Text => render(&t),
     };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
@@ -54,12 +60,12 @@ fn mb(bytes: u64) -> String {
 }
 
 /// The readable report.
-fn render(t: &Tuning, tuned: bool) -> String {
+fn render(t: &Tuning) -> String {
     let mut s = format!(
         "threshold {}: {} bands x {} rows of {} hash functions\n",
         t.threshold, t.bands, t.rows, t.num_perm
     );
-    if tuned {
+    if t.tuned {
         s += &format!(
             "  chosen to minimize {} x (area under the S-curve below {}) + {} x (area above it above {})\n",
             t.weights.fp, t.threshold, t.weights.fn_, t.threshold
@@ -68,7 +74,7 @@ fn render(t: &Tuning, tuned: bool) -> String {
         s += "  as given\n";
     }
     s += &format!(
-        "  S-curve midpoint (1/b)^(1/r) = {:.4}: pairs this similar become candidates half the time\n",
+        "  S-curve midpoint (1/b)^(1/r) = {:.4}: pairs this similar become candidates about half the time\n",
         t.lsh_threshold
     );
     if let Some(note) = &t.unbanded_note {
