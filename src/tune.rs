@@ -541,21 +541,23 @@ mod tests {
 
     #[test]
     fn unbanded_slots_are_explained() {
-        assert_eq!(unbanded_note(128, lsh(16, 8)), None);
-        let note = unbanded_note(128, lsh(18, 7)).unwrap();
+        assert_eq!(unbanded_note(128, lsh(16, 8), true), None);
+        let note = unbanded_note(128, lsh(18, 7), true).unwrap();
         assert!(
             note.starts_with("slots 126..127 are in no LSH band"),
             "{note}"
         );
-        assert!(note.contains("128 is not a multiple of 7 rows"), "{note}");
-        assert!(note.contains("still count in the signature estimate"));
         assert!(
-            unbanded_note(128, lsh(15, 8))
-                .unwrap()
-                .contains("slots 120..127")
+            note.contains("128 is not a multiple of the 7 rows"),
+            "{note}"
         );
+        assert!(note.contains("still count in the signature estimate"));
+        let note = unbanded_note(128, lsh(39, 3), true).unwrap();
+        assert!(note.contains("slots 117..127") && note.contains("more bands of 3 rows"));
+        let note = unbanded_note(128, lsh(15, 8), false).unwrap();
+        assert!(note.contains("slots 120..127") && note.contains("--bands and --rows were given"));
         assert!(
-            unbanded_note(9, lsh(4, 2))
+            unbanded_note(9, lsh(4, 2), true)
                 .unwrap()
                 .starts_with("slot 8 is")
         );
