@@ -173,10 +173,7 @@ impl SampleMatch {
     pub fn score(&self, measure: Measure) -> (f64, usize) {
         match measure {
             Measure::Jaccard => (self.jaccard(), self.union()),
-            Measure::Containment => (
-                self.a_in_b().max(self.b_in_a()),
-                self.a.min(self.b).max(usize::from(self.matched > 0)),
-            ),
+            Measure::Containment => (self.a_in_b().max(self.b_in_a()), self.a.min(self.b)),
         }
     }
 }

@@ -969,6 +969,23 @@ mod cli {
             assert!(pairs[0]["b"].as_str().unwrap().ends_with("b.txt"));
             assert!(pairs[0]["estimate"].as_f64().unwrap() > 0.9);
         }
+        // The sample path is deterministic whatever the thread count.
+        for args in [
+            ["--sketch", "modulo"],
+            ["--sketch", "supershingle"],
+            ["--containment", "-q"],
+        ] {
+            let run = |threads: &str| {
+                ndup()
+                    .args(["scan", root])
+                    .args(args)
+                    .env("RAYON_NUM_THREADS", threads)
+                    .output()
+                    .unwrap()
+                    .stdout
+            };
+            assert_eq!(run("1"), run("2"), "{args:?}");
+        }
         let recs = jsonl(
             &ndup()
                 .args([
