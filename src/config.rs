@@ -9,7 +9,9 @@ use crate::input::InputOptions;
 use crate::lsh::LshParams;
 use crate::minhash::{SketchKind, SketchParams};
 use crate::normalize::NormalizeOptions;
+use crate::sample::SampleParams;
 use crate::shingle::{ShingleKind, ShingleOptions};
+use crate::tune::Weights;
 use crate::verify::VerifyMode;
 
 /// The version of the JSON report format. Bumped when a field changes meaning or disappears.
@@ -45,8 +47,11 @@ pub struct ScanConfig {
     pub sketch: SketchKind,
     /// Slots per signature.
     pub num_perm: usize,
-    /// LSH banding.
+    /// LSH banding. [`ScanConfig::tuned`] chooses it for the threshold.
     pub lsh: LshParams,
+    /// A shingle sample sketch (the first seed's modulo sampling or supershingles) instead of
+    /// signatures: when set, `sketch`, `num_perm` and `lsh` are not used.
+    pub sample: Option<SampleParams>,
     /// Seed for shingle hashing and every hash function.
     pub seed: u64,
     /// Similarity threshold in [0, 1].
@@ -67,7 +72,9 @@ impl Default for ScanConfig {
             shingle: ShingleOptions::default(),
             sketch: SketchKind::Fss,
             num_perm: 128,
-            lsh: LshParams { bands: 16, rows: 8 },
+            // What `tune` chooses for threshold 0.8 and 128 slots (checked by a test).
+            lsh: LshParams { bands: 18, rows: 7 },
+            sample: None,
             seed: DEFAULT_SEED,
             threshold: 0.8,
             measure: Measure::Jaccard,
@@ -78,6 +85,24 @@ impl Default for ScanConfig {
 }
 
 impl ScanConfig {
+    /// This configuration with the banding the tuner chooses for its threshold and `num_perm`
+    /// (see [`crate::tune`]). Use it after changing the threshold of [`ScanConfig::default`].
+    pub fn tuned(self, weights: Weights) -> Result<Self> {
+        let lsh = crate::tune::tune(self.threshold, self.num_perm, weights, None, None)?;
+        Ok(ScanConfig { lsh, ..self })
+    }
+
+    /// The sample sketch the scan uses: the configured one, or modulo sampling with its defaults
+    /// when the measure is containment (MinHash signatures estimate Jaccard, and LSH on them
+    /// misses a document inside a much larger one).
+    pub fn effective_sample(&self) -> Option<SampleParams> {
+        match (self.sample, self.measure) {
+            (Some(s), _) => Some(s),
+            (None, Measure::Containment) => Some(SampleParams::default()),
+            (None, Measure::Jaccard) => None,
+        }
+    }
+
     /// Checks ranges and the consistency of the parameters.
     pub fn validate(&self) -> Result<()> {
         if !(0.0..=1.0).contains(&self.threshold) || self.threshold.is_nan() {
@@ -93,6 +118,9 @@ impl ScanConfig {
         }
         crate::shingle::Shingler::new(&self.shingle)?;
         crate::minhash::Signer::new(self.sketch_params())?;
+        if let Some(s) = self.sample {
+            s.validate()?;
+        }
         self.lsh.validate(self.num_perm)
     }
 
@@ -108,6 +136,7 @@ impl ScanConfig {
     /// The record of these parameters for reports.
     pub fn params(&self) -> Params {
         let used = self.lsh.bands * self.lsh.rows;
+        let sample = self.effective_sample();
         Params {
             kind: "params",
             format_version: FORMAT_VERSION,
@@ -117,7 +146,11 @@ impl ScanConfig {
             custom_stopwords: self.shingle.kind == ShingleKind::Stopword
                 && self.shingle.stopwords.is_some(),
             normalize: self.normalize.describe(),
-            sketch: self.sketch,
+            sketch: sample.map_or(self.sketch.name(), |s| s.kind.name()),
+            modulo: sample.map(|s| s.modulo),
+            supershingle_size: sample
+                .filter(|s| s.kind == crate::sample::SampleKind::Supershingle)
+                .map(|s| s.supershingle_size),
             num_perm: self.num_perm,
             bands: self.lsh.bands,
             rows: self.lsh.rows,
@@ -150,9 +183,15 @@ pub struct Params {
     pub custom_stopwords: bool,
     /// The normalization steps, e.g. `nfkc+lowercase+whitespace+trim`.
     pub normalize: String,
-    /// The signature sketch.
-    pub sketch: SketchKind,
-    /// Slots per signature.
+    /// The sketch: `fss`, `oph`, `classic` (signatures), `modulo` or `supershingle` (samples).
+    pub sketch: &'static str,
+    /// With a sample sketch: shingle hashes that are 0 modulo this are kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub modulo: Option<u64>,
+    /// With `supershingle`: sampled hashes per supershingle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supershingle_size: Option<usize>,
+    /// Slots per signature (signature sketches only).
     pub num_perm: usize,
     /// LSH bands.
     pub bands: usize,
@@ -185,12 +224,49 @@ mod tests {
         let p = c.params();
         assert_eq!(
             (p.num_perm, p.bands, p.rows, p.unbanded_slots),
-            (128, 16, 8, 0)
+            (128, 18, 7, 2)
         );
+        // The default banding is the tuner's choice for the default threshold.
+        assert_eq!(c.clone().tuned(Weights::default()).unwrap(), c);
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["type"], "params");
         assert_eq!(json["shingle"], "char");
         assert_eq!(json["verify"], "auto");
+        assert_eq!(json["sketch"], "fss");
+        assert!(json.get("modulo").is_none());
+    }
+
+    #[test]
+    fn containment_compares_samples() {
+        use crate::sample::{SampleKind, SampleParams};
+        let c = ScanConfig {
+            measure: Measure::Containment,
+            ..Default::default()
+        };
+        assert_eq!(c.effective_sample(), Some(SampleParams::default()));
+        let json = serde_json::to_value(c.params()).unwrap();
+        assert_eq!(json["sketch"], "modulo");
+        assert_eq!(json["modulo"], 16);
+        assert_eq!(json["measure"], "containment");
+        let c = ScanConfig {
+            sample: Some(SampleParams {
+                kind: SampleKind::Supershingle,
+                modulo: 4,
+                supershingle_size: 3,
+            }),
+            ..Default::default()
+        };
+        let json = serde_json::to_value(c.params()).unwrap();
+        assert_eq!(json["sketch"], "supershingle");
+        assert_eq!(json["supershingle_size"], 3);
+        let bad = ScanConfig {
+            sample: Some(SampleParams {
+                modulo: 0,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(bad.validate().unwrap_err().to_string().contains("--modulo"));
     }
 
     #[test]

@@ -11,8 +11,10 @@
 //! 7. [`cluster`]: connected components of the pairs;
 //! 8. [`output`]: JSON lines and text reports.
 //!
-//! [`scan`] ties them together; [`config::ScanConfig`] holds every knob. The library knows
-//! nothing of the command line: the `ndup` binary turns flags into a config and calls it.
+//! [`scan`] ties them together; [`sample`] holds the first seed's shingle-sample sketches
+//! (modulo sampling, supershingles), [`tune`] chooses and explains the banding, and [`compare`]
+//! shows every similarity of one pair. [`config::ScanConfig`] holds every knob. The library
+//! knows nothing of the command line: the `ndup` binary turns flags into a config and calls it.
 //!
 //! ```
 //! use ndup::{config::ScanConfig, scan::Pipeline};
@@ -25,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod cluster;
+pub mod compare;
 pub mod config;
 pub mod error;
 pub mod input;
@@ -32,8 +35,10 @@ pub mod lsh;
 pub mod minhash;
 pub mod normalize;
 pub mod output;
+pub mod sample;
 pub mod scan;
 pub mod shingle;
+pub mod tune;
 pub mod verify;
 
 pub use error::{Error, Result};

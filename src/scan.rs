@@ -12,14 +12,14 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::config::{Params, ScanConfig};
+use crate::config::{Measure, Params, ScanConfig};
 use crate::error::{Error, Result};
 use crate::input::{self, Entry, Read, Skip, SkipKind};
 use crate::lsh::LshIndex;
 use crate::minhash::{Signer, agreement};
 use crate::normalize::normalize_into;
 use crate::shingle::Shingler;
-use crate::verify::{Decision, Verifier, jaccard};
+use crate::verify::{Decision, Verifier, containment, jaccard};
 
 /// Pairs verified exactly per batch: bounds the shingle sets held at once.
 const EXACT_BATCH_PAIRS: usize = 1 << 16;
@@ -177,6 +177,11 @@ impl Pipeline {
         &self.config
     }
 
+    /// The verifier of candidate pairs.
+    pub fn verifier(&self) -> &Verifier {
+        &self.verifier
+    }
+
     /// Normalizes `text` and returns its sorted, distinct shingle hashes.
     pub fn shingle_set(&self, text: &str) -> Vec<u64> {
         let mut norm = String::new();
@@ -227,6 +232,10 @@ impl Pipeline {
 
     /// Scans the files and directories in `paths`.
     pub fn scan(&self, paths: &[PathBuf]) -> Result<ScanReport> {
+        // Sample sketches and containment compare shingle samples instead of signatures.
+        if let Some(sample) = self.config.effective_sample() {
+            return crate::sample::scan(self, sample, paths);
+        }
         let start = Instant::now();
         let corpus = self.sign_files(paths)?;
         self.find_pairs(corpus, start)
@@ -294,10 +303,9 @@ impl Pipeline {
             documents,
             signatures: sigs,
             signed,
-            mut skipped,
+            skipped,
             mut stats,
         } = corpus;
-        skipped.sort_by(|x, y| x.id.cmp(&y.id));
         if documents.is_empty() {
             return Err(Error::NoDocuments { skipped });
         }
@@ -314,18 +322,36 @@ impl Pipeline {
         });
         stats.candidates = cstats.candidates;
         stats.oversized_buckets = cstats.oversized_buckets;
+        let found = found
+            .into_iter()
+            .map(|(a, b, m, exact)| {
+                let p = Pair {
+                    a: signed[a as usize],
+                    b: signed[b as usize],
+                    estimate: m as f64 / k as f64,
+                    jaccard: None,
+                    a_in_b: None,
+                    b_in_a: None,
+                };
+                (p, exact)
+            })
+            .collect();
+        Ok(self.report(documents, found, skipped, stats, start))
+    }
 
+    /// The end of phase two, shared by every sketch: exact verification of the pairs marked
+    /// uncertain, then the report in its deterministic order.
+    pub(crate) fn report(
+        &self,
+        documents: Vec<Document>,
+        found: Vec<(Pair, bool)>,
+        mut skipped: Vec<Skip>,
+        mut stats: Stats,
+        start: Instant,
+    ) -> ScanReport {
         let mut pairs = Vec::with_capacity(found.len());
         let mut uncertain = Vec::new();
-        for (a, b, m, exact) in found {
-            let p = Pair {
-                a: signed[a as usize],
-                b: signed[b as usize],
-                estimate: m as f64 / k as f64,
-                jaccard: None,
-                a_in_b: None,
-                b_in_a: None,
-            };
+        for (p, exact) in found {
             if exact {
                 uncertain.push(p);
             } else {
@@ -351,17 +377,18 @@ impl Pipeline {
         });
         stats.pairs = pairs.len() as u64;
         stats.elapsed = start.elapsed();
-        Ok(ScanReport {
+        ScanReport {
             params: self.config.params(),
             documents,
             pairs,
             skipped,
             stats,
-        })
+        }
     }
 
-    /// Computes the exact Jaccard of each pair, reading the documents again in bounded batches.
-    /// A document that can no longer be read falls back to the signature decision.
+    /// Computes the exact Jaccard (and, for containment, both containments) of each pair, reading
+    /// the documents again in bounded batches. A document that can no longer be read falls back
+    /// to the estimate.
     fn verify_exact(&self, docs: &[Document], pairs: Vec<Pair>) -> (Vec<Pair>, Vec<Skip>) {
         let mut kept = Vec::new();
         let mut skips = Vec::new();
@@ -376,19 +403,27 @@ impl Pipeline {
             for p in batch {
                 match (&sets[&p.a], &sets[&p.b]) {
                     (Ok(x), Ok(y)) => {
-                        let j = jaccard(x, y);
-                        if self.verifier.accept_exact(j) {
-                            kept.push(Pair {
-                                jaccard: Some(j),
-                                ..*p
-                            });
+                        let exact = Pair {
+                            jaccard: Some(jaccard(x, y)),
+                            ..*p
+                        };
+                        let exact = match self.config.measure {
+                            Measure::Jaccard => exact,
+                            Measure::Containment => Pair {
+                                a_in_b: Some(containment(x, y)),
+                                b_in_a: Some(containment(y, x)),
+                                ..exact
+                            },
+                        };
+                        if self.verifier.accept_exact(self.score(&exact)) {
+                            kept.push(exact);
                         }
                     }
                     (Err(e), _) | (_, Err(e)) => {
                         if !skips.contains(e) {
                             skips.push(e.clone());
                         }
-                        if self.verifier.accept_exact(p.estimate) {
+                        if self.verifier.accept_exact(self.score(p)) {
                             kept.push(*p);
                         }
                     }
@@ -396,6 +431,14 @@ impl Pipeline {
             }
         }
         (kept, skips)
+    }
+
+    /// What the threshold applies to: the Jaccard (exact when known) or the larger containment.
+    fn score(&self, p: &Pair) -> f64 {
+        match self.config.measure {
+            Measure::Jaccard => p.jaccard.unwrap_or(p.estimate),
+            Measure::Containment => p.a_in_b.unwrap_or(0.0).max(p.b_in_a.unwrap_or(0.0)),
+        }
     }
 
     fn reload(&self, doc: &Document) -> std::result::Result<Vec<u64>, Skip> {

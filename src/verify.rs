@@ -14,6 +14,9 @@
 //!   re-reading only the pairs near the threshold;
 //! - `none`: keep every candidate.
 //!
+//! Bag (multiset) similarities in both definitions of MMDS 3.1.3 are here too, for
+//! `ndup compare`.
+//!
 //! The exact measures work on sorted, distinct shingle hashes (see
 //! [`Shingler::hash_set`](crate::shingle::Shingler::hash_set)).
 
@@ -126,6 +129,39 @@ impl Verifier {
         }
     }
 
+    /// The fewest agreeing slots a candidate can have and still be reported (below it the
+    /// signature rejects the pair without an exact check).
+    pub fn min_matches(&self) -> usize {
+        match self.mode {
+            VerifyMode::None => 0,
+            VerifyMode::Signature => self.at_threshold,
+            VerifyMode::Exact | VerifyMode::Auto => self.sure_reject,
+        }
+    }
+
+    /// Judges a candidate from an estimate made of `n` independent samples, for sketches whose
+    /// sample size varies from pair to pair (the shingle samples of [`crate::sample`]). The same
+    /// rules as [`Verifier::decide`], with the standard error of `n` samples.
+    pub fn decide_estimate(&self, estimate: f64, n: usize) -> Decision {
+        let n = n.max(1) as f64;
+        let se = (self.threshold * (1.0 - self.threshold) / n)
+            .sqrt()
+            .max(1.0 / n);
+        let eps = 1e-9;
+        match self.mode {
+            VerifyMode::None => Decision::Accept,
+            VerifyMode::Signature if estimate >= self.threshold - eps => Decision::Accept,
+            VerifyMode::Signature => Decision::Reject,
+            VerifyMode::Exact if estimate < self.threshold - EXACT_PREFILTER_Z * se - eps => {
+                Decision::Reject
+            }
+            VerifyMode::Exact => Decision::Exact,
+            VerifyMode::Auto if estimate >= self.threshold + AUTO_Z * se - eps => Decision::Accept,
+            VerifyMode::Auto if estimate < self.threshold - AUTO_Z * se - eps => Decision::Reject,
+            VerifyMode::Auto => Decision::Exact,
+        }
+    }
+
     /// Whether an exact Jaccard passes.
     pub fn accept_exact(&self, jaccard: f64) -> bool {
         jaccard >= self.threshold - 1e-12
@@ -169,6 +205,69 @@ pub fn containment(a: &[u64], b: &[u64]) -> f64 {
     }
 }
 
+/// Counts of a sorted multiset: `(element, count)` runs.
+fn runs(bag: &[u64]) -> impl Iterator<Item = (u64, usize)> + '_ {
+    bag.chunk_by(|x, y| x == y).map(|c| (c[0], c.len()))
+}
+
+/// `(intersection, sum of sizes, max-union)` of two sorted multisets: an element counts
+/// `min(m, n)` times in the intersection and `max(m, n)` times in the max-union.
+fn bag_counts(a: &[u64], b: &[u64]) -> (usize, usize, usize) {
+    let (mut ra, mut rb) = (runs(a).peekable(), runs(b).peekable());
+    let (mut inter, mut max_union) = (0, 0);
+    loop {
+        match (ra.peek().copied(), rb.peek().copied()) {
+            (Some((x, m)), Some((y, n))) if x == y => {
+                inter += m.min(n);
+                max_union += m.max(n);
+                ra.next();
+                rb.next();
+            }
+            (Some((x, m)), Some((y, _))) if x < y => {
+                max_union += m;
+                ra.next();
+            }
+            (Some(_), Some((_, n))) => {
+                max_union += n;
+                rb.next();
+            }
+            (Some((_, m)), None) => {
+                max_union += m;
+                ra.next();
+            }
+            (None, Some((_, n))) => {
+                max_union += n;
+                rb.next();
+            }
+            (None, None) => break,
+        }
+    }
+    (inter, a.len() + b.len(), max_union)
+}
+
+/// Bag (multiset) Jaccard similarity as MMDS 3.1.3 defines it: an element counts `min(m, n)`
+/// times in the intersection and the union is the sum of the two sizes, so the maximum is 1/2
+/// (a bag against itself). Both inputs are sorted, repeats kept. 0 when both are empty.
+pub fn bag_jaccard_sum(a: &[u64], b: &[u64]) -> f64 {
+    let (inter, sum, _) = bag_counts(a, b);
+    if sum == 0 {
+        0.0
+    } else {
+        inter as f64 / sum as f64
+    }
+}
+
+/// Bag Jaccard similarity with the union of MMDS 3.1.3's footnote: each element counts
+/// `max(m, n)` times, so a bag against itself scores 1. Sorted inputs, repeats kept.
+pub fn bag_jaccard_max(a: &[u64], b: &[u64]) -> f64 {
+    let (inter, _, max_union) = bag_counts(a, b);
+    if max_union == 0 {
+        0.0
+    } else {
+        inter as f64 / max_union as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +281,91 @@ mod tests {
         assert_eq!(jaccard(&s1, &s3), 2.0 / 5.0);
         assert_eq!(jaccard(&s2, &s3), 1.0 / 6.0);
         assert_eq!(jaccard(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn mmds_example_3_2_bag_similarity() {
+        // {a,a,a,b} vs {a,a,b,b,c}: intersection a twice and b once = 3, union 4 + 5 = 9.
+        let (a, b, c) = (1, 2, 3);
+        let x = [a, a, a, b];
+        let y = [a, a, b, b, c];
+        assert_eq!(bag_jaccard_sum(&x, &y), 1.0 / 3.0);
+        // The max-union: a 3 times, b twice, c once = 6.
+        assert_eq!(bag_jaccard_max(&x, &y), 3.0 / 6.0);
+        assert_eq!(bag_jaccard_sum(&x, &x), 0.5);
+        assert_eq!(bag_jaccard_max(&x, &x), 1.0);
+        assert_eq!(bag_jaccard_sum(&[], &[]), 0.0);
+        assert_eq!(bag_jaccard_max(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn mmds_exercise_3_1_2_bag_similarities() {
+        let b1 = [1, 1, 1, 2];
+        let b2 = [1, 1, 2, 2, 3];
+        let b3 = [1, 2, 3, 4];
+        // Sum-union (the chapter's definition).
+        assert_eq!(bag_jaccard_sum(&b1, &b2), 3.0 / 9.0);
+        assert_eq!(bag_jaccard_sum(&b1, &b3), 2.0 / 8.0);
+        assert_eq!(bag_jaccard_sum(&b2, &b3), 3.0 / 9.0);
+        // Max-union (the footnote's).
+        assert_eq!(bag_jaccard_max(&b1, &b2), 3.0 / 6.0);
+        assert_eq!(bag_jaccard_max(&b1, &b3), 2.0 / 6.0);
+        assert_eq!(bag_jaccard_max(&b2, &b3), 3.0 / 6.0);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn bag_measures_are_symmetric_and_bounded(
+            mut x in proptest::collection::vec(0u64..6, 0..20),
+            mut y in proptest::collection::vec(0u64..6, 0..20),
+        ) {
+            x.sort_unstable();
+            y.sort_unstable();
+            let (s, m) = (bag_jaccard_sum(&x, &y), bag_jaccard_max(&x, &y));
+            proptest::prop_assert_eq!(s, bag_jaccard_sum(&y, &x));
+            proptest::prop_assert_eq!(m, bag_jaccard_max(&y, &x));
+            proptest::prop_assert!((0.0..=0.5).contains(&s));
+            proptest::prop_assert!((0.0..=1.0).contains(&m));
+            // The max-union is never larger than the sum, so the second measure dominates.
+            proptest::prop_assert!(m >= s);
+            // On sets (no repeats) the max-union measure is the set Jaccard.
+            let (mut xs, mut ys) = (x.clone(), y.clone());
+            xs.dedup();
+            ys.dedup();
+            proptest::prop_assert!((bag_jaccard_max(&xs, &ys) - jaccard(&xs, &ys)).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn estimate_decisions_widen_with_fewer_samples() {
+        let v = Verifier::new(VerifyMode::Auto, 0.8, 128);
+        assert_eq!(v.decide_estimate(0.95, 1000), Decision::Accept);
+        // With 20 samples, 0.95 is within three standard errors (0.27) of 0.8.
+        assert_eq!(v.decide_estimate(0.95, 20), Decision::Exact);
+        assert_eq!(v.decide_estimate(0.5, 1000), Decision::Reject);
+        assert_eq!(v.decide_estimate(0.5, 10), Decision::Exact);
+        let s = Verifier::new(VerifyMode::Signature, 0.8, 128);
+        assert_eq!(s.decide_estimate(0.8, 5), Decision::Accept);
+        assert_eq!(s.decide_estimate(0.79, 5000), Decision::Reject);
+        assert_eq!(
+            Verifier::new(VerifyMode::None, 0.8, 1).decide_estimate(0.0, 0),
+            Decision::Accept
+        );
+        assert_eq!(
+            Verifier::new(VerifyMode::Exact, 0.8, 1).decide_estimate(0.2, 1000),
+            Decision::Reject
+        );
+    }
+
+    #[test]
+    fn min_matches_is_the_rejection_boundary() {
+        for mode in [VerifyMode::Auto, VerifyMode::Signature, VerifyMode::Exact] {
+            let v = Verifier::new(mode, 0.8, 128);
+            let m = v.min_matches();
+            assert_ne!(v.decide(m), Decision::Reject, "{mode:?}");
+            assert_eq!(v.decide(m - 1), Decision::Reject, "{mode:?}");
+        }
+        assert_eq!(Verifier::new(VerifyMode::None, 0.8, 128).min_matches(), 0);
     }
 
     #[test]

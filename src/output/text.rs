@@ -1,5 +1,5 @@
 //! A readable table: one pair per line with the estimate, the exact Jaccard when computed, and the
-//! two ids; or, with `--clusters`, each cluster with its members indented.
+//! two ids (and both containments with `--containment`); or, with `--clusters`, each cluster with its members indented.
 
 use std::io::{self, Write};
 
@@ -26,15 +26,24 @@ impl Reporter for Text {
             writeln!(w, "no near-duplicate pairs")?;
         } else {
             let width = r.pairs.iter().map(|p| r.id(p.a).len()).max().unwrap_or(1);
-            writeln!(w, "estimate  jaccard  {:width$}  b", "a")?;
+            let contained = r.pairs.iter().any(|p| p.a_in_b.is_some());
+            let num = |x: Option<f64>| x.map_or("      -".to_string(), |x| format!("{x:7.4}"));
+            if contained {
+                writeln!(w, "estimate  jaccard   a_in_b   b_in_a  {:width$}  b", "a")?;
+            } else {
+                writeln!(w, "estimate  jaccard  {:width$}  b", "a")?;
+            }
             for p in &r.pairs {
-                let j = p
-                    .jaccard
-                    .map_or("      -".to_string(), |j| format!("{j:7.4}"));
+                let extra = if contained {
+                    format!("  {}  {}", num(p.a_in_b), num(p.b_in_a))
+                } else {
+                    String::new()
+                };
                 writeln!(
                     w,
-                    "{:8.4}  {j}  {:width$}  {}",
+                    "{:8.4}  {}{extra}  {:width$}  {}",
                     p.estimate,
+                    num(p.jaccard),
                     r.id(p.a),
                     r.id(p.b)
                 )?;

@@ -37,7 +37,10 @@ fn contradictory_banding_is_a_usage_error() {
         vec!["ndup: --bands 16 x --rows 4 = 64 but --num-perm is 128"],
         run.stderr_lines()
     );
-    usage_error(&["docs", "--num-perm", "100", "--bands", "3"], "--bands 3");
+    usage_error(
+        &["docs", "--num-perm", "64", "--bands", "100"],
+        "--bands 100",
+    );
     usage_error(&["docs", "--num-perm", "0"], "--num-perm");
     usage_error(&["docs", "--rows", "0"], "--rows");
 }

@@ -12,7 +12,9 @@ use ndup::lsh::LshParams;
 use ndup::minhash::SketchKind;
 use ndup::normalize::NormalizeOptions;
 use ndup::output::Format;
+use ndup::sample::{DEFAULT_MODULO, DEFAULT_SUPERSHINGLE_SIZE, SampleKind, SampleParams};
 use ndup::shingle::{ShingleKind, ShingleOptions, parse_stopwords};
+use ndup::tune::{DEFAULT_FN_WEIGHT, DEFAULT_FP_WEIGHT, Weights};
 use ndup::verify::VerifyMode;
 
 /// Find near-duplicate documents: shingles, MinHash signatures and LSH.
@@ -32,6 +34,10 @@ pub struct Cli {
 pub enum Command {
     /// Find near-duplicate documents among files and directories.
     Scan(Box<ScanArgs>),
+    /// Choose LSH bands and rows for a threshold and explain the choice.
+    Tune(TuneArgs),
+    /// Compare two files: shingle counts, exact and estimated similarities, containment.
+    Compare(Box<CompareArgs>),
 }
 
 /// Shingle kinds on the command line.
@@ -54,6 +60,10 @@ pub enum SketchArg {
     Oph,
     /// k-permutation MinHash (the seeds' method; slowest).
     Classic,
+    /// Shingle hashes that are 0 modulo --modulo; candidates share a sampled hash.
+    Modulo,
+    /// Candidates share a supershingle (a run of sorted sampled hashes); weak on short documents.
+    Supershingle,
 }
 
 /// Verification modes on the command line.
@@ -118,9 +128,16 @@ pub struct SketchingArgs {
     /// Do not trim white space at both ends.
     #[arg(long, help_heading = "Normalization")]
     pub no_trim: bool,
-    /// Signature sketch.
-    #[arg(long, value_enum, default_value = "fss", help_heading = "Signatures")]
-    pub sketch: SketchArg,
+    /// Sketch [default: fss; modulo with --containment].
+    #[arg(long, value_enum, value_name = "SKETCH", help_heading = "Signatures")]
+    pub sketch: Option<SketchArg>,
+    /// With --sketch modulo or supershingle: keep the shingle hashes that are 0 modulo M
+    /// [default: 16].
+    #[arg(long, value_name = "M", help_heading = "Signatures")]
+    pub modulo: Option<u64>,
+    /// With --sketch supershingle: sampled hashes per supershingle [default: 4].
+    #[arg(long, value_name = "S", help_heading = "Signatures")]
+    pub supershingle_size: Option<usize>,
     /// Hash functions (slots) per signature [default: 128, or bands x rows].
     #[arg(long, value_name = "N", help_heading = "Signatures")]
     pub num_perm: Option<usize>,
@@ -140,15 +157,22 @@ pub struct ScanArgs {
     #[arg(long, short = 't', default_value_t = 0.8, value_name = "T")]
     pub threshold: f64,
 
+    /// Threshold on containment instead of Jaccard: report a pair when
+    /// max(|A∩B|/|A|, |A∩B|/|B|) >= T
+    #[arg(long)]
+    pub containment: bool,
+
     #[command(flatten)]
     pub sketching: SketchingArgs,
 
-    /// LSH bands [default: 16, or num-perm / rows].
+    /// LSH bands [default: chosen for the threshold, see `ndup tune`].
     #[arg(long, short = 'b', value_name = "B", help_heading = "LSH")]
     pub bands: Option<usize>,
-    /// Slots per LSH band [default: 8, or num-perm / bands].
+    /// Slots per LSH band [default: chosen for the threshold, see `ndup tune`].
     #[arg(long, short = 'r', value_name = "R", help_heading = "LSH")]
     pub rows: Option<usize>,
+    #[command(flatten)]
+    pub weights: WeightArgs,
     /// Buckets with more members are linked as a star around their first member instead of
     /// all pairs, so thousands of copies cannot make the scan quadratic.
     #[arg(long, default_value_t = DEFAULT_MAX_BUCKET, value_name = "N", help_heading = "LSH")]
@@ -179,6 +203,89 @@ pub struct ScanArgs {
     /// Follow symbolic links while walking directories.
     #[arg(long, short = 'L', help_heading = "Input")]
     pub follow: bool,
+}
+
+/// The weights of the banding tuner.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct WeightArgs {
+    /// Tuner weight of false positives (area under the S-curve below the threshold).
+    #[arg(long, default_value_t = DEFAULT_FP_WEIGHT, value_name = "W", help_heading = "LSH")]
+    pub fp_weight: f64,
+    /// Tuner weight of false negatives (area above the S-curve above the threshold).
+    #[arg(long, default_value_t = DEFAULT_FN_WEIGHT, value_name = "W", help_heading = "LSH")]
+    pub fn_weight: f64,
+}
+
+impl WeightArgs {
+    /// The library's weights.
+    pub fn weights(&self) -> Weights {
+        Weights {
+            fp: self.fp_weight,
+            fn_: self.fn_weight,
+        }
+    }
+}
+
+/// Output formats of `ndup tune` and `ndup compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExplainFormat {
+    /// Readable text.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// Arguments of `ndup tune`.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// The similarity threshold to tune for.
+    #[arg(long, short = 't', default_value_t = 0.8, value_name = "T")]
+    pub threshold: f64,
+    /// Hash functions (slots) per signature [default: 128, or bands x rows].
+    #[arg(long, value_name = "N")]
+    pub num_perm: Option<usize>,
+    /// Fix the number of bands (the tuner picks the rest).
+    #[arg(long, short = 'b', value_name = "B")]
+    pub bands: Option<usize>,
+    /// Fix the rows per band (the tuner picks the rest).
+    #[arg(long, short = 'r', value_name = "R")]
+    pub rows: Option<usize>,
+    #[command(flatten)]
+    pub weights: WeightArgs,
+    /// The verification the false-negative figures assume.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub verify: VerifyArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ExplainFormat,
+}
+
+/// Arguments of `ndup compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The first file.
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+    /// The second file.
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+    #[command(flatten)]
+    pub sketching: SketchingArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ExplainFormat,
+}
+
+impl VerifyArg {
+    /// The library's verification mode.
+    pub fn mode(self) -> VerifyMode {
+        match self {
+            VerifyArg::Auto => VerifyMode::Auto,
+            VerifyArg::Signature => VerifyMode::Signature,
+            VerifyArg::Exact => VerifyMode::Exact,
+            VerifyArg::None => VerifyMode::None,
+        }
+    }
 }
 
 impl SketchingArgs {
@@ -218,90 +325,132 @@ impl SketchingArgs {
         })
     }
 
-    /// The sketch kind.
-    pub fn sketch(&self) -> SketchKind {
-        match self.sketch {
-            SketchArg::Fss => SketchKind::Fss,
-            SketchArg::Oph => SketchKind::Oph,
-            SketchArg::Classic => SketchKind::Classic,
+    /// The signature sketch, and the sample sketch when one is asked for (with `containment`,
+    /// modulo sampling is the default and the only sketch that finds contained documents).
+    pub fn sketches(&self, containment: bool) -> Result<(SketchKind, Option<SampleParams>)> {
+        let sample = |kind| SampleParams {
+            kind,
+            modulo: self.modulo.unwrap_or(DEFAULT_MODULO),
+            supershingle_size: self.supershingle_size.unwrap_or(DEFAULT_SUPERSHINGLE_SIZE),
+        };
+        let chosen = match (self.sketch, containment) {
+            (None, true) | (Some(SketchArg::Modulo), _) => Some(sample(SampleKind::Modulo)),
+            (Some(SketchArg::Supershingle), false) => Some(sample(SampleKind::Supershingle)),
+            (Some(SketchArg::Supershingle), true) => bail!(
+                "--containment needs --sketch modulo: supershingles miss a document inside a \
+                 much larger one"
+            ),
+            (Some(_), true) => bail!(
+                "--containment compares shingle samples, not signatures: use --sketch modulo \
+                 (the default with --containment)"
+            ),
+            (_, false) => None,
+        };
+        if chosen.is_none() && self.modulo.is_some() {
+            bail!("--modulo applies only to --sketch modulo or supershingle");
         }
+        if chosen.map(|s| s.kind) != Some(SampleKind::Supershingle)
+            && self.supershingle_size.is_some()
+        {
+            bail!("--supershingle-size applies only to --sketch supershingle");
+        }
+        let kind = match self.sketch {
+            Some(SketchArg::Oph) => SketchKind::Oph,
+            Some(SketchArg::Classic) => SketchKind::Classic,
+            _ => SketchKind::Fss,
+        };
+        if let Some(s) = chosen {
+            s.validate()?;
+        }
+        Ok((kind, chosen))
     }
 }
 
-/// Resolves `--num-perm`, `--bands` and `--rows` (any may be missing) into a consistent triple.
-/// Defaults: 128 slots in 16 bands of 8 rows. All three given and inconsistent is a usage error.
+/// Resolves `--num-perm`, `--bands` and `--rows` (any may be missing) for `threshold`.
+/// `num_perm` defaults to 128, or to bands x rows when both are given; whatever of bands and rows
+/// is not given, the tuner chooses (see [`ndup::tune`]). Bands x rows above num-perm is a usage
+/// error; below it, the remaining slots are unbanded and only count in verification.
 pub fn resolve_banding(
     num_perm: Option<usize>,
     bands: Option<usize>,
     rows: Option<usize>,
+    threshold: f64,
+    weights: Weights,
 ) -> Result<(usize, LshParams)> {
-    let nonzero = |name: &str, v: Option<usize>| -> Result<()> {
+    for (name, v) in [
+        ("--num-perm", num_perm),
+        ("--bands", bands),
+        ("--rows", rows),
+    ] {
         if v == Some(0) {
             bail!("{name} must be at least 1");
         }
-        Ok(())
-    };
-    nonzero("--num-perm", num_perm)?;
-    nonzero("--bands", bands)?;
-    nonzero("--rows", rows)?;
-    let divide = |n: usize, d: usize, what: &str| -> Result<usize> {
-        if n % d != 0 {
-            bail!("--num-perm {n} is not a multiple of {what} {d}");
-        }
-        Ok(n / d)
-    };
+    }
     // Checked: huge values must be a usage error, not an overflow panic (or, in release, a
     // wrapped product that passes the consistency check).
     let product = |b: usize, r: usize| -> Result<usize> {
         b.checked_mul(r)
             .ok_or_else(|| anyhow!("--bands {b} x --rows {r} is too large"))
     };
-    let (n, b, r) = match (num_perm, bands, rows) {
-        (None, None, None) => (128, 16, 8),
-        (Some(n), None, None) => {
-            // Keep 8 rows per band when possible, as in the default.
-            let r = if n % 8 == 0 { 8 } else { 1 };
-            (n, n / r, r)
-        }
-        (None, Some(b), None) => (product(b, 8)?, b, 8),
-        (None, None, Some(r)) => (product(16, r)?, 16, r),
-        (None, Some(b), Some(r)) => (product(b, r)?, b, r),
-        (Some(n), Some(b), None) => (n, b, divide(n, b, "--bands")?),
-        (Some(n), None, Some(r)) => (n, divide(n, r, "--rows")?, r),
-        (Some(n), Some(b), Some(r)) => {
-            let used = product(b, r)?;
-            if used != n {
-                bail!("--bands {b} x --rows {r} = {used} but --num-perm is {n}");
-            }
-            (n, b, r)
-        }
+    let n = match (num_perm, bands, rows) {
+        (Some(n), _, _) => n,
+        (None, Some(b), Some(r)) => product(b, r)?,
+        _ => 128,
     };
-    Ok((n, LshParams { bands: b, rows: r }))
+    for (name, v) in [("--bands", bands), ("--rows", rows)] {
+        if let Some(v) = v.filter(|&v| v > n) {
+            bail!("{name} {v} is too large for --num-perm {n}");
+        }
+    }
+    if let (Some(b), Some(r)) = (bands, rows) {
+        let used = product(b, r)?;
+        if num_perm.is_some() && used != n {
+            // All three given and inconsistent: a contradiction, not a request for unbanded slots.
+            bail!("--bands {b} x --rows {r} = {used} but --num-perm is {n}");
+        }
+    }
+    let lsh = ndup::tune::tune(threshold, n, weights, bands, rows)?;
+    Ok((n, lsh))
 }
 
 impl ScanArgs {
     /// The library configuration these flags describe.
     pub fn config(&self) -> Result<ScanConfig> {
         let s = &self.sketching;
-        let (num_perm, lsh) = resolve_banding(s.num_perm, self.bands, self.rows)?;
+        let (sketch, sample) = s.sketches(self.containment)?;
+        if let Some(sample) = sample {
+            if s.num_perm.is_some() || self.bands.is_some() || self.rows.is_some() {
+                bail!(
+                    "--num-perm, --bands and --rows apply to signature sketches, not to --sketch {}",
+                    sample.kind.name()
+                );
+            }
+        }
+        let (num_perm, lsh) = resolve_banding(
+            s.num_perm,
+            self.bands,
+            self.rows,
+            self.threshold,
+            self.weights.weights(),
+        )?;
         let config = ScanConfig {
             input: InputOptions {
                 follow_links: self.follow,
             },
             normalize: s.normalize(),
             shingle: s.shingle()?,
-            sketch: s.sketch(),
+            sketch,
             num_perm,
             lsh,
+            sample,
             seed: s.seed,
             threshold: self.threshold,
-            measure: Measure::Jaccard,
-            verify: match self.verify {
-                VerifyArg::Auto => VerifyMode::Auto,
-                VerifyArg::Signature => VerifyMode::Signature,
-                VerifyArg::Exact => VerifyMode::Exact,
-                VerifyArg::None => VerifyMode::None,
+            measure: if self.containment {
+                Measure::Containment
+            } else {
+                Measure::Jaccard
             },
+            verify: self.verify.mode(),
             max_bucket: self.max_bucket,
         };
         config.validate()?;
@@ -323,18 +472,31 @@ mod tests {
 
     #[test]
     fn banding_defaults_and_derivations() {
-        let r = |n, b, rr| resolve_banding(n, b, rr).map(|(n, l)| (n, l.bands, l.rows));
-        assert_eq!(r(None, None, None).unwrap(), (128, 16, 8));
-        assert_eq!(r(Some(256), None, None).unwrap(), (256, 32, 8));
-        assert_eq!(r(None, Some(20), Some(5)).unwrap(), (100, 20, 5));
-        assert_eq!(r(Some(100), Some(20), None).unwrap(), (100, 20, 5));
-        assert_eq!(r(Some(100), None, Some(4)).unwrap(), (100, 25, 4));
-        assert!(r(Some(128), Some(16), Some(4)).is_err());
-        assert!(r(Some(100), Some(3), None).is_err());
-        assert!(r(Some(0), None, None).is_err());
+        let w = Weights::default();
+        let r = |n, b, rr, t| resolve_banding(n, b, rr, t, w).map(|(n, l)| (n, l.bands, l.rows));
+        // No bands or rows: the tuner's choice for the threshold.
+        assert_eq!(r(None, None, None, 0.8).unwrap(), (128, 18, 7));
+        assert_eq!(r(None, None, None, 0.5).unwrap(), (128, 39, 3));
+        let tuned = ndup::tune::tune(0.8, 256, w, None, None).unwrap();
+        assert_eq!(
+            r(Some(256), None, None, 0.8).unwrap(),
+            (256, tuned.bands, tuned.rows)
+        );
+        // Both given: kept, and num-perm follows.
+        assert_eq!(r(None, Some(20), Some(5), 0.8).unwrap(), (100, 20, 5));
+        // All three given must agree (issue 2: a contradiction is a usage error).
+        assert!(r(Some(128), Some(16), Some(4), 0.8).is_err());
         let huge = usize::MAX / 4 + 1;
-        assert!(r(None, Some(huge), None).is_err());
-        assert!(r(Some(128), Some(huge), Some(8)).is_err());
+        assert!(r(None, Some(huge), Some(8), 0.8).is_err());
+        assert!(r(Some(128), Some(huge), Some(8), 0.8).is_err());
+        // One given: the tuner picks the other.
+        let (n, b, rows) = r(Some(100), Some(20), None, 0.8).unwrap();
+        assert_eq!((n, b), (100, 20));
+        assert!(rows * 20 <= 100);
+        assert_eq!(r(Some(100), None, Some(4), 0.8).unwrap().2, 4);
+        assert!(r(Some(100), Some(20), Some(6), 0.8).is_err());
+        assert!(r(Some(10), Some(11), None, 0.8).is_err());
+        assert!(r(Some(0), None, None, 0.8).is_err());
     }
 
     #[test]

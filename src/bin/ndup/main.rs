@@ -1,8 +1,10 @@
 //! The `ndup` command: parse flags, build the work, run it, report, exit.
 
 mod cli;
+mod compare_cmd;
 mod exit;
 mod scan_cmd;
+mod tune_cmd;
 
 use clap::Parser;
 
@@ -33,5 +35,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
     }
     match cli.command {
         Command::Scan(args) => scan_cmd::run(*args),
+        Command::Tune(args) => tune_cmd::run(args),
+        Command::Compare(args) => compare_cmd::run(*args),
     }
 }

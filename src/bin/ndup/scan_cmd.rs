@@ -13,6 +13,15 @@ use crate::exit::Exit;
 /// Runs `ndup scan`.
 pub fn run(args: ScanArgs) -> Result<Exit> {
     let config = args.config()?;
+    // Unbanded slots are always in the params record. The note is for a user who shaped the
+    // banding: with the tuner's defaults it would repeat the same sentence on every run.
+    let shaped = args.bands.is_some() || args.rows.is_some() || args.sketching.num_perm.is_some();
+    let note = (shaped && config.effective_sample().is_none())
+        .then(|| {
+            let tuned = args.bands.is_none() || args.rows.is_none();
+            ndup::tune::unbanded_note(config.num_perm, config.lsh, tuned)
+        })
+        .flatten();
     let report = Pipeline::new(config)?.scan(&args.paths)?;
     let opts = ReportOptions {
         clusters: args.clusters,
@@ -32,6 +41,9 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
             if s.kind != ndup::input::SkipKind::Binary {
                 eprintln!("ndup: {}: {}", s.id, s.reason);
             }
+        }
+        if let Some(note) = note {
+            eprintln!("ndup: note: {note}");
         }
         let clusters = args.clusters.then_some(found);
         eprintln!("{}", output::summary_line(&report.stats, clusters));

@@ -1,0 +1,89 @@
+//! `ndup compare A B`: every similarity of two files.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use ndup::compare::Comparison;
+use ndup::config::ScanConfig;
+use ndup::input::{Read, read_document};
+
+use crate::cli::{CompareArgs, ExplainFormat};
+use crate::exit::Exit;
+
+fn read(path: &Path) -> Result<String> {
+    match read_document(path).with_context(|| path.display().to_string())? {
+        Read::Text(t) => Ok(t),
+        Read::Binary => bail!(
+            "{}: binary file (NUL byte in the first 8 KiB)",
+            path.display()
+        ),
+    }
+}
+
+/// Runs `ndup compare`.
+pub fn run(args: CompareArgs) -> Result<Exit> {
+    let s = &args.sketching;
+    let (sketch, sample) = s.sketches(false)?;
+    let config = ScanConfig {
+        normalize: s.normalize(),
+        shingle: s.shingle()?,
+        sketch,
+        num_perm: s.num_perm.unwrap_or(128),
+        sample,
+        seed: s.seed,
+        ..ScanConfig::default()
+    };
+    let c = Comparison::of(&read(&args.a)?, &read(&args.b)?, &config)?;
+    let (a, b) = (args.a.display().to_string(), args.b.display().to_string());
+    let text = match args.format {
+        ExplainFormat::Json => {
+            let mut v = serde_json::to_value(&c)?;
+            v["type"] = "compare".into();
+            v["a"] = a.into();
+            v["b"] = b.into();
+            format!("{v}\n")
+        }
+        ExplainFormat::Text => render(&c, &a, &b),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("writing the report")?;
+    Ok(Exit::Success)
+}
+
+fn render(c: &Comparison, a: &str, b: &str) -> String {
+    let p = &c.params;
+    let mut s = format!("A: {a}\nB: {b}\n");
+    s += &format!(
+        "shingles ({} {}, {}): A {} distinct of {}, B {} distinct of {}, {} shared\n",
+        p.shingle.name(),
+        p.shingle_size,
+        p.normalize,
+        c.shingles_a,
+        c.bag_size_a,
+        c.shingles_b,
+        c.bag_size_b,
+        c.shared
+    );
+    let row = |label: &str, x: f64| format!("{label:<36} {x:.4}\n");
+    s += &row("exact Jaccard", c.jaccard);
+    let basis = match p.num_perm {
+        Some(n) => format!("{n} slots"),
+        None => format!("{} sampled hashes", c.estimate_samples),
+    };
+    let label = format!("estimate ({}, {basis})", p.sketch);
+    match (c.estimate, c.estimate_se) {
+        (Some(e), Some(se)) => {
+            s += &format!("{label:<36} {e:.4}  (standard error {se:.4})\n");
+        }
+        _ => s += &format!("{label:<36} -  (a text is empty or has no sampled shingle)\n"),
+    }
+    s += &row("containment of A in B", c.a_in_b);
+    s += &row("containment of B in A", c.b_in_a);
+    s += &row("bag similarity, min / sum (max 1/2)", c.bag_jaccard_sum);
+    s += &row("bag similarity, min / max-union", c.bag_jaccard_max);
+    s
+}

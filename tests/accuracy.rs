@@ -1,0 +1,1078 @@
+//! Accuracy, proven: every sketch's estimator against generated pairs of known Jaccard, the LSH
+//! S-curve against observed candidate rates, and whole scans against brute force on generated
+//! corpora. Every random choice comes from a fixed seed, and every bound is several standard
+//! errors wide, so these tests cannot flake; sizes are the smallest that still prove the point.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use ndup::config::{Measure, ScanConfig};
+use ndup::lsh::{LshIndex, LshParams};
+use ndup::minhash::{Signer, SketchKind, SketchParams, estimate, fmix64, standard_error};
+use ndup::sample::{SampleKind, SampleMatch, SampleParams, modulo_sample};
+use ndup::scan::{Pipeline, ScanReport};
+use ndup::tune::Weights;
+use ndup::verify::VerifyMode;
+
+// ---------------------------------------------------------------------------------------------
+// Estimators
+// ---------------------------------------------------------------------------------------------
+
+/// Two sets of `n` uniform 64-bit hashes sharing exactly `shared`: J = shared / (2n - shared).
+fn pair(n: u64, shared: u64, trial: u64) -> (Vec<u64>, Vec<u64>) {
+    let h = |i: u64| fmix64(i ^ (trial << 36) ^ 0x5eed);
+    let mut a: Vec<u64> = (0..n).map(h).collect();
+    let mut b: Vec<u64> = (0..shared).chain(n..2 * n - shared).map(h).collect();
+    a.sort_unstable();
+    b.sort_unstable();
+    (a, b)
+}
+
+/// A sketch under test: its estimate for a pair, and the number of samples it rests on.
+#[derive(Debug, Clone, Copy)]
+enum Sketch {
+    Signature(SketchKind, usize),
+    Modulo(u64),
+}
+
+impl Sketch {
+    fn estimate(&self, a: &[u64], b: &[u64], signer: Option<&Signer>) -> f64 {
+        match *self {
+            Sketch::Signature(..) => {
+                let s = signer.unwrap();
+                estimate(&s.sign(a), &s.sign(b))
+            }
+            Sketch::Modulo(m) => {
+                SampleMatch::of(&modulo_sample(a, m), &modulo_sample(b, m)).jaccard()
+            }
+        }
+    }
+
+    /// Samples behind the estimate for a union of `union` elements.
+    fn samples(&self, union: u64) -> f64 {
+        match *self {
+            Sketch::Signature(_, k) => k as f64,
+            Sketch::Modulo(m) => union as f64 / m as f64,
+        }
+    }
+
+    fn signer(&self) -> Option<Signer> {
+        match *self {
+            Sketch::Signature(kind, num_perm) => Some(
+                Signer::new(SketchParams {
+                    kind,
+                    num_perm,
+                    seed: 7,
+                })
+                .unwrap(),
+            ),
+            Sketch::Modulo(_) => None,
+        }
+    }
+}
+
+/// Checks unbiasedness and the error's size for one sketch over `trials` pairs per similarity:
+/// the mean estimate is within 5 standard errors of the mean of J, and the mean squared error is
+/// between 0.4 and 1.6 times J(1-J)/n (with 250 trials its own relative spread is about 9%, so
+/// the upper bound is more than 6 of its standard errors away). FSS, OPH and modulo sampling draw
+/// without replacement and may be more precise than independent permutations, hence the lower
+/// bound is loose; it still fails for an estimator that ignores most of its samples.
+fn check_estimator(sketch: Sketch, n: u64, trials: u64) -> Vec<(f64, f64)> {
+    let signer = sketch.signer();
+    let mut out = Vec::new();
+    for &frac in &[0.3, 0.6, 0.9] {
+        let shared = (n as f64 * frac) as u64;
+        let union = 2 * n - shared;
+        let j = shared as f64 / union as f64;
+        let k = sketch.samples(union);
+        let (mut sum, mut sq) = (0.0, 0.0);
+        for t in 0..trials {
+            let (a, b) = pair(n, shared, t);
+            let e = sketch.estimate(&a, &b, signer.as_ref());
+            sum += e;
+            sq += (e - j) * (e - j);
+        }
+        let mean = sum / trials as f64;
+        let var = j * (1.0 - j) / k;
+        let se_mean = (var / trials as f64).sqrt();
+        assert!(
+            (mean - j).abs() < 5.0 * se_mean,
+            "{sketch:?} J={j:.3}: mean {mean:.4} is biased (se of mean {se_mean:.4})"
+        );
+        let mse = sq / trials as f64;
+        let ratio = mse / var;
+        assert!(
+            (0.4..1.6).contains(&ratio),
+            "{sketch:?} J={j:.3}: mean squared error {mse:.6} is {ratio:.2} x J(1-J)/n = {var:.6}"
+        );
+        out.push((j, mse.sqrt()));
+    }
+    out
+}
+
+#[test]
+fn every_signature_sketch_is_unbiased_with_error_sqrt_j_1_minus_j_over_n() {
+    for kind in [SketchKind::Fss, SketchKind::Oph, SketchKind::Classic] {
+        // The error must shrink like 1/sqrt(n): 16 times the slots, a quarter of the error.
+        let small = check_estimator(Sketch::Signature(kind, 8), 600, 250);
+        let large = check_estimator(Sketch::Signature(kind, 128), 600, 250);
+        for ((j, e8), (_, e128)) in small.iter().zip(&large) {
+            let shrink = e8 / e128;
+            // Expected 4 (a little more for FSS/OPH, whose 128 slots sample 660 to 1,000
+            // elements without replacement).
+            assert!(
+                (2.5..5.5).contains(&shrink),
+                "{kind:?} J={j:.3}: error 8 slots {e8:.4} / 128 slots {e128:.4} = {shrink:.2}"
+            );
+        }
+    }
+}
+
+#[test]
+fn modulo_sample_is_unbiased_with_error_sqrt_j_1_minus_j_over_n() {
+    // n is the sampled union, |A ∪ B| / M; supershingles use the same estimate for verification.
+    let coarse = check_estimator(Sketch::Modulo(64), 1600, 250);
+    let fine = check_estimator(Sketch::Modulo(4), 1600, 250);
+    for ((j, e64), (_, e4)) in coarse.iter().zip(&fine) {
+        let shrink = e64 / e4;
+        // 16 times the samples: error about 4 times smaller (more with the finite population).
+        assert!(
+            (2.5..6.5).contains(&shrink),
+            "J={j:.3}: {e64:.4} / {e4:.4} = {shrink:.2}"
+        );
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngSeed};
+
+    proptest! {
+        #![proptest_config(Config {
+            cases: 48,
+            rng_seed: RngSeed::Fixed(2024),
+            failure_persistence: None,
+            ..Config::default()
+        })]
+
+        /// For any pair of sets, every sketch's single estimate lies within 6 standard errors
+        /// of the true Jaccard (a miss has probability below 1e-8 per case), is symmetric, and
+        /// is 1 for a set against itself.
+        #[test]
+        fn every_sketch_estimates_any_pair(
+            n in 200u64..1200,
+            frac in 0.0f64..1.0,
+            trial in 0u64..1_000_000,
+        ) {
+            let shared = (n as f64 * frac) as u64;
+            let (a, b) = pair(n, shared, trial);
+            let union = 2 * n - shared;
+            let j = shared as f64 / union as f64;
+            for sketch in [
+                Sketch::Signature(SketchKind::Fss, 128),
+                Sketch::Signature(SketchKind::Oph, 128),
+                Sketch::Signature(SketchKind::Classic, 64),
+                Sketch::Modulo(8),
+            ] {
+                let signer = sketch.signer();
+                let e = sketch.estimate(&a, &b, signer.as_ref());
+                let se = standard_error(j, 1).max(0.05) / sketch.samples(union).sqrt();
+                prop_assert!((e - j).abs() <= 6.0 * se, "{:?}: {} vs {}", sketch, e, j);
+                prop_assert_eq!(e, sketch.estimate(&b, &a, signer.as_ref()));
+                prop_assert_eq!(sketch.estimate(&a, &a, signer.as_ref()), 1.0);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The S-curve
+// ---------------------------------------------------------------------------------------------
+
+/// The observed candidate rate of `trials` pairs at each similarity must be within 5 binomial
+/// standard errors (at least 0.005) of 1 - (1 - s^r)^b.
+fn check_s_curve(kind: SketchKind, lsh: LshParams, num_perm: usize, trials: u64) {
+    let signer = Signer::new(SketchParams {
+        kind,
+        num_perm,
+        seed: 11,
+    })
+    .unwrap();
+    // Sets of 200: s = 0.43, 0.67, 0.82 for 120, 160, 180 shared shingles.
+    for &shared in &[120u64, 160, 180] {
+        let s = shared as f64 / (400 - shared) as f64;
+        let mut sigs = Vec::new();
+        for t in 0..trials {
+            let (a, b) = pair(200, shared, t + 10_000);
+            sigs.extend(signer.sign(&a));
+            sigs.extend(signer.sign(&b));
+        }
+        let idx = LshIndex::build(&sigs, num_perm, lsh).unwrap();
+        // Only the planted pairs (2t, 2t+1) count: other pairs are unrelated.
+        let (found, _) = idx.candidates(1000, |a, b| (b == a + 1 && a % 2 == 0).then_some(()));
+        let rate = found.len() as f64 / trials as f64;
+        let p = lsh.candidate_probability(s);
+        let se = (p * (1.0 - p) / trials as f64).sqrt().max(0.005);
+        assert!(
+            (rate - p).abs() < 5.0 * se,
+            "{kind:?} {lsh:?} s={s:.3}: observed {rate:.4}, S-curve {p:.4}"
+        );
+    }
+}
+
+#[test]
+fn candidate_rate_follows_the_s_curve_for_several_bandings() {
+    for (b, r) in [(18, 7), (39, 3), (11, 11), (16, 8)] {
+        check_s_curve(SketchKind::Fss, LshParams { bands: b, rows: r }, 128, 300);
+    }
+    for kind in [SketchKind::Oph, SketchKind::Classic] {
+        check_s_curve(kind, LshParams { bands: 18, rows: 7 }, 128, 200);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole scans against brute force
+// ---------------------------------------------------------------------------------------------
+
+/// A generated corpus on disk with the exact Jaccard of every pair that shares a shingle.
+struct Corpus {
+    dir: PathBuf,
+    /// (id a, id b) with a < b -> exact Jaccard of the shingle sets.
+    truth: HashMap<(String, String), f64>,
+    /// Number of near-duplicate copies written.
+    copies: usize,
+}
+
+/// Pronounceable pseudo-words: unrelated documents share words but rarely a 9-character run.
+fn vocabulary(rng: &mut ChaCha8Rng, size: usize) -> Vec<String> {
+    const C: &[u8] = b"bcdfghjklmnprstvwz";
+    const V: &[u8] = b"aeiou";
+    (0..size)
+        .map(|_| {
+            let syllables = rng.random_range(1..=3);
+            let mut w = String::new();
+            for _ in 0..syllables {
+                w.push(C[rng.random_range(0..C.len())] as char);
+                w.push(V[rng.random_range(0..V.len())] as char);
+            }
+            if rng.random_bool(0.3) {
+                w.push(C[rng.random_range(0..C.len())] as char);
+            }
+            w
+        })
+        .collect()
+}
+
+/// A copy of `words` with about `rate` of its words edited (replaced, deleted, or with a word
+/// inserted after them).
+fn edit(rng: &mut ChaCha8Rng, words: &[String], vocab: &[String], rate: f64) -> Vec<String> {
+    let mut out = Vec::with_capacity(words.len() + 8);
+    for w in words {
+        if !rng.random_bool(rate) {
+            out.push(w.clone());
+            continue;
+        }
+        match rng.random_range(0..3) {
+            0 => out.push(vocab[rng.random_range(0..vocab.len())].clone()),
+            1 => {}
+            _ => {
+                out.push(w.clone());
+                out.push(vocab[rng.random_range(0..vocab.len())].clone());
+            }
+        }
+    }
+    out
+}
+
+/// Writes `bases` original documents of `len` words, each followed by 0 to `max_copies`
+/// near-duplicates whose edit rate is drawn from `rates`, into `CARGO_TARGET_TMPDIR/name`, and
+/// computes the exact Jaccard of every pair by brute force.
+fn build_corpus(
+    name: &str,
+    seed: u64,
+    bases: usize,
+    len: std::ops::Range<usize>,
+    max_copies: usize,
+    rates: &[f64],
+) -> Corpus {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let vocab = vocabulary(&mut rng, 30_000);
+    let mut texts: Vec<(String, String)> = Vec::new();
+    let mut copies = 0;
+    for i in 0..bases {
+        let n = rng.random_range(len.clone());
+        let words: Vec<String> = (0..n)
+            .map(|_| vocab[rng.random_range(0..vocab.len())].clone())
+            .collect();
+        texts.push((format!("d{i:05}-0.txt"), words.join(" ")));
+        for c in 1..=rng.random_range(0..=max_copies) {
+            let rate = rates[rng.random_range(0..rates.len())];
+            let copy = edit(&mut rng, &words, &vocab, rate);
+            texts.push((format!("d{i:05}-{c}.txt"), copy.join(" ")));
+            copies += 1;
+        }
+    }
+    for (id, text) in &texts {
+        std::fs::write(dir.join(id), text).unwrap();
+    }
+
+    // Brute force: the exact shingle sets (the scan's own normalization and hashing), then the
+    // intersection size of every pair that shares a shingle, through an inverted index. Pairs
+    // that share nothing have Jaccard 0.
+    let p = Pipeline::new(ScanConfig::default()).unwrap();
+    let sets: Vec<Vec<u64>> = texts.par_iter().map(|(_, t)| p.shingle_set(t)).collect();
+    let mut postings: Vec<(u64, u32)> = sets
+        .iter()
+        .enumerate()
+        .flat_map(|(d, s)| s.iter().map(move |&h| (h, d as u32)))
+        .collect();
+    postings.par_sort_unstable();
+    let mut pairs: Vec<(u32, u32)> = postings
+        .chunk_by(|x, y| x.0 == y.0)
+        .filter(|run| run.len() > 1)
+        .flat_map(|run| {
+            (0..run.len()).flat_map(move |i| (i + 1..run.len()).map(move |j| (run[i].1, run[j].1)))
+        })
+        .collect();
+    pairs.par_sort_unstable();
+    let inter = pairs
+        .chunk_by(|x, y| x == y)
+        .map(|c| (c[0], c.len() as u32));
+    let id = |d: u32| {
+        dir.join(&texts[d as usize].0)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let truth = inter
+        .into_iter()
+        .map(|((a, b), n)| {
+            let union = sets[a as usize].len() + sets[b as usize].len() - n as usize;
+            let (x, y) = (id(a), id(b));
+            let key = if x < y { (x, y) } else { (y, x) };
+            (key, n as f64 / union as f64)
+        })
+        .collect();
+    Corpus { dir, truth, copies }
+}
+
+/// About 2,000 documents of 40 to 110 words; the originals have up to two copies each, with
+/// 0% to 22% of their words edited, so the Jaccard of the related pairs (copies of one original
+/// are related too) spreads evenly from about 0.3 to 1 (one edited word changes about 13 char
+/// 9-shingles, 2.5 words' worth).
+fn spread_corpus() -> &'static Corpus {
+    static C: OnceLock<Corpus> = OnceLock::new();
+    C.get_or_init(|| {
+        build_corpus(
+            "recall-spread",
+            1,
+            1000,
+            40..110,
+            2,
+            &[
+                0.0, 0.003, 0.006, 0.01, 0.014, 0.02, 0.025, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1,
+                0.12, 0.15, 0.18, 0.22,
+            ],
+        )
+    })
+}
+
+/// A documentation-like corpus: longer pages, and most duplicates are near-identical (0 to 2%
+/// of the words edited; one copy in seven at 5%).
+fn docs_corpus() -> &'static Corpus {
+    static C: OnceLock<Corpus> = OnceLock::new();
+    C.get_or_init(|| {
+        build_corpus(
+            "recall-docs",
+            2,
+            500,
+            80..250,
+            2,
+            &[0.0, 0.002, 0.005, 0.01, 0.01, 0.02, 0.05],
+        )
+    })
+}
+
+struct Figures {
+    /// Pairs with exact Jaccard >= T + 0.05, and how many of them were reported.
+    high: usize,
+    high_found: usize,
+    /// Pairs reported, and how many have exact Jaccard >= T - 0.05.
+    reported: usize,
+    reported_ok: usize,
+    /// Reported pairs below T.
+    below_t: usize,
+}
+
+impl Figures {
+    fn recall(&self) -> f64 {
+        self.high_found as f64 / self.high as f64
+    }
+    fn precision(&self) -> f64 {
+        self.reported_ok as f64 / self.reported as f64
+    }
+}
+
+fn run(corpus: &Corpus, config: ScanConfig) -> (ScanReport, Figures) {
+    let t = config.threshold;
+    let report = Pipeline::new(config)
+        .unwrap()
+        .scan(std::slice::from_ref(&corpus.dir))
+        .unwrap();
+    let j = |a: &str, b: &str| {
+        corpus
+            .truth
+            .get(&(a.to_string(), b.to_string()))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let reported: Vec<f64> = report
+        .pairs
+        .iter()
+        .map(|p| j(report.id(p.a), report.id(p.b)))
+        .collect();
+    let mut found: HashMap<(&str, &str), ()> = HashMap::new();
+    for p in &report.pairs {
+        found.insert((report.id(p.a), report.id(p.b)), ());
+    }
+    let high: Vec<_> = corpus
+        .truth
+        .iter()
+        .filter(|(_, j)| **j >= t + 0.05)
+        .collect();
+    let f = Figures {
+        high: high.len(),
+        high_found: high
+            .iter()
+            .filter(|((a, b), _)| found.contains_key(&(a.as_str(), b.as_str())))
+            .count(),
+        reported: reported.len(),
+        reported_ok: reported.iter().filter(|&&x| x >= t - 0.05).count(),
+        below_t: reported.iter().filter(|&&x| x < t - 1e-12).count(),
+    };
+    eprintln!(
+        "T={t} {:?} {}x{} verify={}: recall {}/{} = {:.4}, precision {}/{} = {:.4}, below T {}, \
+         candidates {}, exact {}",
+        report.params.sketch,
+        report.params.bands,
+        report.params.rows,
+        report.params.verify.name(),
+        f.high_found,
+        f.high,
+        f.recall(),
+        f.reported_ok,
+        f.reported,
+        f.precision(),
+        f.below_t,
+        report.stats.candidates,
+        report.stats.exact_checked,
+    );
+    (report, f)
+}
+
+fn defaults(t: f64) -> ScanConfig {
+    ScanConfig {
+        threshold: t,
+        ..Default::default()
+    }
+    .tuned(Weights::default())
+    .unwrap()
+}
+
+fn check_defaults_against_brute_force(t: f64) {
+    let corpus = spread_corpus();
+    assert!(corpus.copies > 1000, "{} copies", corpus.copies);
+    let (_, f) = run(corpus, defaults(t));
+    // Enough pairs on both sides for 99.5% to mean something.
+    assert!(
+        f.high >= 300 && f.reported >= 300,
+        "T={t}: {} / {}",
+        f.high,
+        f.reported
+    );
+    assert!(f.recall() >= 0.995, "T={t}: recall {:.4}", f.recall());
+    assert!(
+        f.precision() >= 0.995,
+        "T={t}: precision {:.4}",
+        f.precision()
+    );
+
+    let exact = ScanConfig {
+        verify: VerifyMode::Exact,
+        ..defaults(t)
+    };
+    let (report, f) = run(corpus, exact);
+    assert_eq!(f.below_t, 0, "T={t}: --verify exact reported pairs below T");
+    assert!(report.pairs.iter().all(|p| p.jaccard.unwrap() >= t));
+    assert!(f.recall() >= 0.995, "T={t}: exact recall {:.4}", f.recall());
+}
+
+#[test]
+fn defaults_meet_the_targets_against_brute_force_at_0_5() {
+    check_defaults_against_brute_force(0.5);
+}
+
+#[test]
+fn defaults_meet_the_targets_against_brute_force_at_0_8() {
+    check_defaults_against_brute_force(0.8);
+}
+
+#[test]
+fn defaults_meet_the_targets_against_brute_force_at_0_9() {
+    check_defaults_against_brute_force(0.9);
+}
+
+#[test]
+fn defaults_reach_99_9_percent_on_a_documentation_like_corpus() {
+    let corpus = docs_corpus();
+    let (_, f) = run(corpus, defaults(0.8));
+    assert!(f.high > 500, "{}", f.high);
+    assert!(f.recall() >= 0.999, "recall {:.4}", f.recall());
+    assert!(f.precision() >= 0.999, "precision {:.4}", f.precision());
+}
+
+#[test]
+fn modulo_and_supershingle_sketches_against_brute_force() {
+    // The seed's sketches share the verification, so their precision holds too; modulo sampling
+    // finds every pair sharing a sampled shingle, supershingles need runs of them.
+    let corpus = spread_corpus();
+    let sample = |kind| ScanConfig {
+        sample: Some(SampleParams {
+            kind,
+            ..Default::default()
+        }),
+        ..defaults(0.8)
+    };
+    let (_, m) = run(corpus, sample(SampleKind::Modulo));
+    assert!(m.recall() >= 0.995, "modulo recall {:.4}", m.recall());
+    assert!(
+        m.precision() >= 0.995,
+        "modulo precision {:.4}",
+        m.precision()
+    );
+    let (_, s) = run(corpus, sample(SampleKind::Supershingle));
+    assert!(
+        s.precision() >= 0.995,
+        "supershingle precision {:.4}",
+        s.precision()
+    );
+    // Documents here have 30 to 80 sampled hashes: runs of 4 at J >= 0.85 are plentiful.
+    assert!(s.recall() >= 0.98, "supershingle recall {:.4}", s.recall());
+}
+
+#[test]
+fn containment_finds_a_document_inside_a_much_larger_one() {
+    // Paragraphs quoted inside long documents: Jaccard about 1/8, containment 1.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("containment");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let vocab = vocabulary(&mut rng, 30_000);
+    let mut words = |n: usize| -> Vec<String> {
+        (0..n)
+            .map(|_| vocab[rng.random_range(0..vocab.len())].clone())
+            .collect()
+    };
+    for i in 0..40 {
+        let quote = words(120);
+        let mut long = words(500);
+        long.splice(250..250, quote.iter().cloned());
+        long.extend(words(300));
+        std::fs::write(dir.join(format!("long{i:02}.txt")), long.join(" ")).unwrap();
+        std::fs::write(dir.join(format!("quote{i:02}.txt")), quote.join(" ")).unwrap();
+    }
+    let planted = |r: &ScanReport| {
+        r.pairs
+            .iter()
+            .filter(|p| {
+                let (a, b) = (r.id(p.a), r.id(p.b));
+                a.ends_with(&b[b.len() - 6..]) && a.contains("long") && b.contains("quote")
+            })
+            .count()
+    };
+    let jaccard = Pipeline::new(defaults(0.8))
+        .unwrap()
+        .scan(std::slice::from_ref(&dir))
+        .unwrap();
+    assert_eq!(planted(&jaccard), 0, "plain Jaccard cannot see them");
+    let config = ScanConfig {
+        measure: Measure::Containment,
+        ..defaults(0.8)
+    };
+    let r = Pipeline::new(config)
+        .unwrap()
+        .scan(std::slice::from_ref(&dir))
+        .unwrap();
+    assert_eq!(planted(&r), 40);
+    assert_eq!(r.pairs.len(), 40, "nothing else is contained");
+    for p in &r.pairs {
+        // a = long, b = quote: the quote is entirely inside the long document.
+        assert_eq!(p.b_in_a, Some(1.0), "{}", r.id(p.b));
+        assert!(p.a_in_b.unwrap() < 0.2);
+        assert!(p.jaccard.unwrap_or(p.estimate) < 0.2);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The commands: ndup tune, ndup compare, and the scan flags of this issue
+// ---------------------------------------------------------------------------------------------
+
+mod cli {
+    use std::path::Path;
+
+    use assert_cmd::Command;
+    use predicates::prelude::*;
+    use serde_json::Value;
+
+    fn ndup() -> Command {
+        Command::new(env!("CARGO_BIN_EXE_ndup"))
+    }
+
+    fn json(out: &[u8]) -> Value {
+        serde_json::from_slice(out).unwrap()
+    }
+
+    fn jsonl(out: &[u8]) -> Vec<Value> {
+        std::str::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn tune_explains_the_default_choice_for_0_8() {
+        ndup()
+            .args(["tune", "--threshold", "0.8"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(
+                "threshold 0.8: 18 bands x 7 rows of 128 hash functions",
+            ))
+            .stdout(predicate::str::contains(
+                "1 x (area under the S-curve below 0.8) + 100 x",
+            ))
+            .stdout(predicate::str::contains("(1/b)^(1/r) = 0.6617"))
+            .stdout(predicate::str::contains(
+                "note: slots 126..127 are in no LSH band",
+            ))
+            .stdout(predicate::str::contains("       0.8  0.985542"))
+            .stdout(predicate::str::contains("1.0 +"))
+            .stdout(predicate::str::contains(
+                "s = 0.85: 0.10% never a candidate + <0.01% rejected by verification = 0.10%",
+            ))
+            .stdout(predicate::str::contains(
+                "memory per million documents: about 1084 MB",
+            ));
+    }
+
+    #[test]
+    fn tune_json_and_fixed_banding() {
+        let out = ndup()
+            .args(["tune", "-t", "0.5", "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let v = json(&out.stdout);
+        assert_eq!(v["type"], "tune");
+        assert_eq!(
+            (v["bands"].as_u64(), v["rows"].as_u64()),
+            (Some(39), Some(3))
+        );
+        assert_eq!(v["tuned"], true);
+        assert_eq!(v["unbanded_slots"], 11);
+        assert_eq!(v["curve"].as_array().unwrap().len(), 10);
+        let fns = v["false_negatives"].as_array().unwrap();
+        assert!((fns[1]["s"].as_f64().unwrap() - 0.55).abs() < 1e-12);
+        assert!(fns[1]["total"].as_f64().unwrap() < 0.005);
+        assert_eq!(v["memory_per_million"]["signatures"], 512_000_000u64);
+
+        // Explicit bands and rows are kept; no slot is left out, so there is no note.
+        ndup()
+            .args(["tune", "--bands", "16", "--rows", "8"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("16 bands x 8 rows of 128"))
+            .stdout(predicate::str::contains("as given"))
+            .stdout(predicate::str::contains("note:").not());
+        // Equal weights put the curve at the threshold: a different, riskier choice.
+        let v = json(
+            &ndup()
+                .args([
+                    "tune",
+                    "--fp-weight",
+                    "1",
+                    "--fn-weight",
+                    "1",
+                    "--format",
+                    "json",
+                ])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        assert_eq!(
+            (v["bands"].as_u64(), v["rows"].as_u64()),
+            (Some(9), Some(13))
+        );
+        // Signature-only verification loses about half of the pairs at T itself.
+        let v = json(
+            &ndup()
+                .args([
+                    "tune",
+                    "--verify",
+                    "signature",
+                    "--format",
+                    "json",
+                    "--num-perm",
+                    "64",
+                ])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        assert_eq!(v["num_perm"], 64);
+        assert!(v["false_negatives"][0]["verification"].as_f64().unwrap() > 0.3);
+    }
+
+    #[test]
+    fn tune_usage_errors_exit_2() {
+        ndup()
+            .args(["tune", "--num-perm", "100", "--bands", "20", "--rows", "8"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "--bands 20 x --rows 8 = 160 but --num-perm is 100",
+            ));
+        ndup()
+            .args(["tune", "--threshold", "1.5"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "--threshold must be between 0 and 1",
+            ));
+        ndup()
+            .args(["tune", "--fn-weight=-1"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "--fn-weight must be a number >= 0",
+            ));
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> String {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn compare_prints_every_measure() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a.txt", "Jack London travelled to Oakland");
+        let b = write(
+            dir.path(),
+            "b.txt",
+            "Jack London travelled to the city of Oakland",
+        );
+        let out = ndup()
+            .args([
+                "compare",
+                &a,
+                &b,
+                "--shingle",
+                "word",
+                "-w",
+                "2",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let v = json(&out.stdout);
+        assert_eq!(v["type"], "compare");
+        assert_eq!(
+            (v["shingles_a"].as_u64(), v["shingles_b"].as_u64()),
+            (Some(4), Some(7))
+        );
+        assert_eq!(v["jaccard"], 0.375);
+        assert_eq!(v["a_in_b"], 0.75);
+        assert_eq!(v["params"]["shingle"], "word");
+        assert_eq!(v["params"]["sketch"], "fss");
+        assert_eq!(v["params"]["num_perm"], 128);
+        ndup()
+            .args(["compare", &a, &b, "--shingle", "word", "-w", "2"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(
+                "exact Jaccard                        0.3750",
+            ))
+            .stdout(predicate::str::contains(
+                "containment of A in B                0.7500",
+            ))
+            .stdout(predicate::str::contains(
+                "containment of B in A                0.4286",
+            ))
+            .stdout(predicate::str::contains("estimate (fss, 128 slots)"));
+    }
+
+    #[test]
+    fn compare_bags_reproduce_mmds_example_3_2() {
+        // Word 1-shingles turn the texts into the bags {a,a,a,b} and {a,a,b,b,c}.
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a.txt", "a a a b");
+        let b = write(dir.path(), "b.txt", "a a b b c");
+        let v = json(
+            &ndup()
+                .args([
+                    "compare",
+                    &a,
+                    &b,
+                    "--shingle",
+                    "word",
+                    "-w",
+                    "1",
+                    "--format",
+                    "json",
+                ])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        assert_eq!(v["bag_jaccard_sum"], 1.0 / 3.0);
+        assert_eq!(v["bag_jaccard_max"], 0.5);
+        assert_eq!(v["jaccard"], 2.0 / 3.0);
+        assert_eq!(
+            (v["bag_size_a"].as_u64(), v["bag_size_b"].as_u64()),
+            (Some(4), Some(5))
+        );
+        // With every shingle sampled, the modulo estimate is the exact Jaccard.
+        let v = json(
+            &ndup()
+                .args(["compare", &a, &b, "--shingle", "word", "-w", "1"])
+                .args(["--sketch", "modulo", "--modulo", "1", "--format", "json"])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        assert_eq!(v["estimate"], 2.0 / 3.0);
+        assert_eq!(v["params"]["sketch"], "modulo");
+        assert_eq!(v["params"]["modulo"], 1);
+    }
+
+    #[test]
+    fn compare_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a.txt", "some text");
+        let bin = dir.path().join("x.bin");
+        std::fs::write(&bin, b"ab\0cd").unwrap();
+        ndup()
+            .args(["compare", &a, bin.to_str().unwrap()])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("x.bin: binary file"));
+        ndup()
+            .args(["compare", &a, "/no/such/ndup-file"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("/no/such/ndup-file"));
+    }
+
+    /// Forty-word pseudo-text from a seed.
+    fn text(seed: u64, words: usize) -> String {
+        (0..words)
+            .map(|i| {
+                format!(
+                    "w{:x}",
+                    ndup::minhash::fmix64(seed * 100_000 + i as u64) % 99_991
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn scan_containment_finds_a_quote_plain_jaccard_misses() {
+        let dir = tempfile::tempdir().unwrap();
+        let quote = text(1, 80);
+        let long = format!("{} {} {}", text(2, 300), quote, text(3, 300));
+        write(dir.path(), "long.txt", &long);
+        write(dir.path(), "quote.txt", &quote);
+        write(dir.path(), "other.txt", &text(4, 200));
+        let root = dir.path().to_str().unwrap();
+        let plain = jsonl(&ndup().args(["scan", root]).output().unwrap().stdout);
+        assert!(plain.iter().all(|v| v["type"] != "pair"));
+        let out = ndup()
+            .args(["scan", root, "--containment"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let recs = jsonl(&out.stdout);
+        assert_eq!(recs[0]["measure"], "containment");
+        assert_eq!(recs[0]["sketch"], "modulo");
+        assert_eq!(recs[0]["modulo"], 16);
+        let pairs: Vec<&Value> = recs.iter().filter(|v| v["type"] == "pair").collect();
+        assert_eq!(pairs.len(), 1);
+        assert!(pairs[0]["a"].as_str().unwrap().ends_with("long.txt"));
+        assert_eq!(pairs[0]["b_in_a"], 1.0);
+        assert!(pairs[0]["a_in_b"].as_f64().unwrap() < 0.3);
+        ndup()
+            .args(["scan", root, "--containment", "--format", "text", "-q"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("a_in_b   b_in_a"))
+            .stdout(predicate::str::contains("1.0000"));
+        // Exact verification reports exact containment and Jaccard.
+        let recs = jsonl(
+            &ndup()
+                .args(["scan", root, "--containment", "--verify", "exact"])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        let p = recs.iter().find(|v| v["type"] == "pair").unwrap();
+        assert_eq!(p["b_in_a"], 1.0);
+        assert!(p["jaccard"].as_f64().unwrap() < 0.2);
+    }
+
+    #[test]
+    fn scan_sketch_flags_and_their_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = text(7, 400);
+        write(dir.path(), "a.txt", &base);
+        write(dir.path(), "b.txt", &format!("{base} and one more line"));
+        write(dir.path(), "c.txt", &text(8, 400));
+        let root = dir.path().to_str().unwrap();
+        for (sketch, extra) in [
+            ("modulo", vec!["--modulo", "8"]),
+            ("supershingle", vec!["--supershingle-size", "3"]),
+        ] {
+            let out = ndup()
+                .args(["scan", root, "--sketch", sketch])
+                .args(&extra)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{sketch}");
+            let recs = jsonl(&out.stdout);
+            assert_eq!(recs[0]["sketch"], sketch);
+            let pairs: Vec<&Value> = recs.iter().filter(|v| v["type"] == "pair").collect();
+            assert_eq!(pairs.len(), 1, "{sketch}");
+            assert!(pairs[0]["b"].as_str().unwrap().ends_with("b.txt"));
+            assert!(pairs[0]["estimate"].as_f64().unwrap() > 0.9);
+        }
+        // The sample path is deterministic whatever the thread count.
+        for args in [
+            ["--sketch", "modulo"],
+            ["--sketch", "supershingle"],
+            ["--containment", "-q"],
+        ] {
+            let run = |threads: &str| {
+                ndup()
+                    .args(["scan", root])
+                    .args(args)
+                    .env("RAYON_NUM_THREADS", threads)
+                    .output()
+                    .unwrap()
+                    .stdout
+            };
+            assert_eq!(run("1"), run("2"), "{args:?}");
+        }
+        let recs = jsonl(
+            &ndup()
+                .args([
+                    "scan",
+                    root,
+                    "--sketch",
+                    "supershingle",
+                    "--supershingle-size",
+                    "3",
+                ])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        assert_eq!(recs[0]["supershingle_size"], 3);
+        assert_eq!(recs[0]["modulo"], 16);
+        for (args, message) in [
+            (
+                vec!["--containment", "--sketch", "fss"],
+                "--containment compares shingle samples",
+            ),
+            (
+                vec!["--containment", "--sketch", "supershingle"],
+                "supershingles miss",
+            ),
+            (vec!["--modulo", "8"], "--modulo applies only to"),
+            (
+                vec!["--sketch", "modulo", "--supershingle-size", "3"],
+                "--supershingle-size applies only",
+            ),
+            (
+                vec!["--sketch", "modulo", "--modulo", "0"],
+                "--modulo must be at least 1",
+            ),
+            (
+                vec!["--sketch", "modulo", "--num-perm", "64"],
+                "apply to signature sketches",
+            ),
+        ] {
+            ndup()
+                .args(["scan", root])
+                .args(&args)
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(message));
+        }
+    }
+
+    #[test]
+    fn scan_banding_follows_the_threshold_and_says_what_is_unbanded() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "a.txt", &text(9, 50));
+        let root = dir.path().to_str().unwrap();
+        let out = ndup().args(["scan", root, "-t", "0.9"]).output().unwrap();
+        let p = &jsonl(&out.stdout)[0];
+        assert_eq!(
+            (p["bands"].as_u64(), p["rows"].as_u64()),
+            (Some(11), Some(11))
+        );
+        assert_eq!(p["unbanded_slots"], 7);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.contains("ndup: note: slots 121..127 are in no LSH band"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("still count in the signature estimate"));
+        // Explicit banding overrides the tuner; all slots banded, no note; -q silences it.
+        let out = ndup()
+            .args(["scan", root, "--bands", "16", "--rows", "8"])
+            .output()
+            .unwrap();
+        assert_eq!(jsonl(&out.stdout)[0]["bands"], 16);
+        assert!(!String::from_utf8(out.stderr).unwrap().contains("note:"));
+        ndup()
+            .args(["scan", root, "-q"])
+            .assert()
+            .success()
+            .stderr(predicate::str::is_empty());
+        // The weights reach the tuner.
+        let out = ndup()
+            .args(["scan", root, "--fp-weight", "1", "--fn-weight", "1"])
+            .output()
+            .unwrap();
+        let p = &jsonl(&out.stdout)[0];
+        assert_eq!(
+            (p["bands"].as_u64(), p["rows"].as_u64()),
+            (Some(9), Some(13))
+        );
+    }
+}
