@@ -91,6 +91,7 @@ impl ScanConfig {
                 "--max-bucket must be at least 2".into(),
             ));
         }
+        self.input.records.validate()?;
         crate::shingle::Shingler::new(&self.shingle)?;
         crate::minhash::Signer::new(self.sketch_params())?;
         self.lsh.validate(self.num_perm)

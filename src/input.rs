@@ -14,6 +14,7 @@ use serde::Serialize;
 use walkdir::WalkDir;
 
 use crate::error::{Error, Result};
+use crate::records::RecordOptions;
 
 /// How far into a file to look for a NUL byte (the same heuristic as git and ripgrep).
 pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -23,6 +24,8 @@ pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 pub struct InputOptions {
     /// Follow symbolic links while walking directories.
     pub follow_links: bool,
+    /// The id and text fields of JSON-lines records.
+    pub records: RecordOptions,
 }
 
 /// A document to read: its id and where its text is.
@@ -42,6 +45,8 @@ pub enum SkipKind {
     Binary,
     /// The file or directory could not be read.
     Unreadable,
+    /// A JSON-lines record that is not a usable document (bad JSON, no text, a duplicate id).
+    Malformed,
 }
 
 impl SkipKind {
@@ -50,6 +55,7 @@ impl SkipKind {
         match self {
             SkipKind::Binary => "binary",
             SkipKind::Unreadable => "unreadable",
+            SkipKind::Malformed => "malformed",
         }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! The pipeline, one module per stage, in the order the data flows:
 //!
-//! 1. [`input`]: walk paths, read files, skip binary and unreadable ones;
+//! 1. [`input`]: walk paths, read files, skip binary and unreadable ones; [`records`]: JSON-lines
+//!    corpora, plain or compressed, from files or standard input;
 //! 2. [`normalize`]: NFKC, lowercase, collapse white space, trim;
 //! 3. [`shingle`]: character, word or stop-word shingles, hashed to 64 bits with xxh3;
 //! 4. [`minhash`]: signatures (fast similarity sketching by default), in parallel;
@@ -32,6 +33,7 @@ pub mod lsh;
 pub mod minhash;
 pub mod normalize;
 pub mod output;
+pub mod records;
 pub mod scan;
 pub mod shingle;
 pub mod verify;

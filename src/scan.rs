@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -18,8 +19,9 @@ use crate::input::{self, Entry, Read, Skip, SkipKind};
 use crate::lsh::LshIndex;
 use crate::minhash::{Signer, agreement};
 use crate::normalize::normalize_into;
+use crate::records::{self, Batch, Event, Ids, RecordSource, parse_record};
 use crate::shingle::Shingler;
-use crate::verify::{Decision, Verifier, jaccard};
+use crate::verify::{Decision, Verifier, VerifyMode, jaccard};
 
 /// Pairs verified exactly per batch: bounds the shingle sets held at once.
 const EXACT_BATCH_PAIRS: usize = 1 << 16;
@@ -40,6 +42,15 @@ pub struct Document {
 pub enum Origin {
     /// A whole file.
     File(PathBuf),
+    /// One line of a JSON-lines source (see [`crate::records`] for how it is read again).
+    Record {
+        /// The source.
+        source: Arc<RecordSource>,
+        /// The line number, from 1.
+        line: u64,
+        /// The byte offset of the line in the decompressed stream.
+        offset: u64,
+    },
 }
 
 /// A reported pair. `a` and `b` index [`ScanReport::documents`]; `a`'s id sorts before `b`'s.
@@ -70,6 +81,8 @@ pub struct Stats {
     pub skipped_binary: u64,
     /// Files or directories that could not be read.
     pub skipped_unreadable: u64,
+    /// JSON-lines records that were not usable documents.
+    pub skipped_malformed: u64,
     /// Bytes of text read.
     pub bytes: u64,
     /// Distinct candidate pairs considered.
@@ -139,10 +152,21 @@ pub struct SignedCorpus {
 
 /// Per-thread buffers reused from one document to the next.
 #[derive(Default)]
-struct Scratch {
-    text: String,
+pub(crate) struct Scratch {
+    /// The normalized text of the current document.
+    pub(crate) text: String,
     hashes: Vec<u64>,
     slots: Vec<u64>,
+}
+
+/// What happened to one JSON-lines record.
+enum RecordOutcome {
+    Read {
+        id: Option<String>,
+        signature: Option<Vec<u32>>,
+        bytes: u64,
+    },
+    Malformed(String),
 }
 
 /// What happened to one entry.
@@ -191,7 +215,17 @@ impl Pipeline {
     }
 
     fn sign_text(&self, text: &str, s: &mut Scratch) -> Option<Vec<u32>> {
+        self.normalize_into_scratch(text, s);
+        self.sign_normalized(s)
+    }
+
+    /// Normalizes `text` into `s.text`.
+    pub(crate) fn normalize_into_scratch(&self, text: &str, s: &mut Scratch) {
         normalize_into(text, &self.config.normalize, &mut s.text);
+    }
+
+    /// Shingles and signs the normalized text in `s.text` (`None` when it has no shingle).
+    pub(crate) fn sign_normalized(&self, s: &mut Scratch) -> Option<Vec<u32>> {
         s.hashes.clear();
         self.shingler
             .hashes_into(&s.text, self.config.seed, &mut s.hashes);
@@ -275,6 +309,7 @@ impl Pipeline {
             match s.kind {
                 SkipKind::Binary => stats.skipped_binary += 1,
                 SkipKind::Unreadable => stats.skipped_unreadable += 1,
+                SkipKind::Malformed => stats.skipped_malformed += 1,
             }
         }
         Ok(SignedCorpus {
@@ -284,6 +319,120 @@ impl Pipeline {
             skipped,
             stats,
         })
+    }
+
+    /// Scans JSON-lines corpora (`-` is standard input).
+    pub fn scan_records(&self, inputs: &[PathBuf]) -> Result<ScanReport> {
+        let start = Instant::now();
+        let corpus = self.sign_records(inputs)?;
+        self.find_pairs(corpus, start)
+    }
+
+    /// True when phase two may read documents again (exact verification).
+    fn may_reload(&self) -> bool {
+        matches!(self.config.verify, VerifyMode::Auto | VerifyMode::Exact)
+    }
+
+    /// Phase one for JSON-lines corpora: reads the records in batches and signs each batch in
+    /// parallel, keeping only ids, origins and signatures, so millions of records never sit in
+    /// memory at once. Produces the same [`SignedCorpus`] as [`Pipeline::sign_files`]. A record
+    /// whose id was already used is skipped as malformed: a report naming two documents alike
+    /// would be ambiguous.
+    pub fn sign_records(&self, inputs: &[PathBuf]) -> Result<SignedCorpus> {
+        let fields = self.config.input.records.fields();
+        let mut ids = Ids::new(inputs.len(), true);
+        let mut corpus = SignedCorpus::default();
+        records::read_batches(inputs, self.may_reload(), |ev| match ev {
+            Event::Skip(skip) => corpus.skipped.push(skip),
+            Event::Batch(batch) => {
+                let outcomes: Vec<RecordOutcome> = batch
+                    .lines
+                    .par_iter()
+                    .map_init(Scratch::default, |s, line| {
+                        match parse_record(batch.bytes(line), &fields) {
+                            Err(reason) => RecordOutcome::Malformed(reason),
+                            Ok(rec) => RecordOutcome::Read {
+                                bytes: rec.text.len() as u64,
+                                signature: self.sign_text(&rec.text, s),
+                                id: rec.id,
+                            },
+                        }
+                    })
+                    .collect();
+                self.merge_records(&batch, outcomes, &mut ids, &mut corpus);
+            }
+        })?;
+        let SignedCorpus {
+            documents,
+            skipped,
+            stats,
+            ..
+        } = &mut corpus;
+        stats.documents = documents.len() as u64;
+        for s in skipped.iter() {
+            match s.kind {
+                SkipKind::Binary => stats.skipped_binary += 1,
+                SkipKind::Unreadable => stats.skipped_unreadable += 1,
+                SkipKind::Malformed => stats.skipped_malformed += 1,
+            }
+        }
+        Ok(corpus)
+    }
+
+    /// Adds a signed batch to the corpus, in input order.
+    fn merge_records(
+        &self,
+        batch: &Batch,
+        outcomes: Vec<RecordOutcome>,
+        ids: &mut Ids,
+        corpus: &mut SignedCorpus,
+    ) {
+        for (line, outcome) in batch.lines.iter().zip(outcomes) {
+            let (id, signature, bytes) = match outcome {
+                RecordOutcome::Malformed(reason) => {
+                    corpus.skipped.push(Skip {
+                        id: format!("{}:{}", batch.source.name(), line.number),
+                        kind: SkipKind::Malformed,
+                        reason,
+                    });
+                    continue;
+                }
+                RecordOutcome::Read {
+                    id,
+                    signature,
+                    bytes,
+                } => (id, signature, bytes),
+            };
+            let doc = corpus.documents.len() as u32;
+            let docs = &corpus.documents;
+            let id = match ids.assign(&batch.source, line.number, id, doc, |d| {
+                docs[d as usize].id.as_str()
+            }) {
+                Ok(id) => id,
+                Err(skip) => {
+                    corpus.skipped.push(skip);
+                    continue;
+                }
+            };
+            corpus.stats.bytes += bytes;
+            let empty = signature.is_none();
+            match signature {
+                Some(sig) => {
+                    corpus.signatures.extend_from_slice(&sig);
+                    corpus.signed.push(doc);
+                }
+                None => corpus.stats.empty += 1,
+            }
+            corpus.documents.push(Document {
+                id,
+                origin: Origin::Record {
+                    source: Arc::clone(&batch.source),
+                    line: line.number,
+                    offset: line.offset,
+                },
+                empty,
+            });
+        }
     }
 
     /// Phase two: LSH candidates, verification, and the sorted report. `start` is when the scan
@@ -373,6 +522,7 @@ impl Pipeline {
                 .par_iter()
                 .map(|&d| (d, self.reload(&docs[d as usize])))
                 .collect();
+            let sets = self.reload_records(docs, &needed, sets);
             for p in batch {
                 match (&sets[&p.a], &sets[&p.b]) {
                     (Ok(x), Ok(y)) => {
@@ -404,13 +554,81 @@ impl Pipeline {
             kind: SkipKind::Unreadable,
             reason: format!("could not be read again for exact verification: {reason}"),
         };
-        let Origin::File(path) = &doc.origin;
-        match input::read_document(path) {
-            Ok(Read::Text(t)) => Ok(self.shingle_set(&t)),
-            Ok(Read::Binary) => Err(fail("it is binary now".into())),
-            Err(e) => Err(fail(input::io_reason(&e))),
+        match &doc.origin {
+            Origin::File(path) => match input::read_document(path) {
+                Ok(Read::Text(t)) => Ok(self.shingle_set(&t)),
+                Ok(Read::Binary) => Err(fail("it is binary now".into())),
+                Err(e) => Err(fail(input::io_reason(&e))),
+            },
+            Origin::Record { source, offset, .. } => match source.read_at(&[*offset]) {
+                Ok(lines) => self.record_shingle_set(&lines[0]).map_err(fail),
+                Err(e) => Err(fail(input::io_reason(&e))),
+            },
         }
     }
+
+    /// The shingle set of a record's line read again.
+    fn record_shingle_set(&self, line: &[u8]) -> std::result::Result<Vec<u64>, String> {
+        let fields = self.config.input.records.fields();
+        parse_record(line, &fields).map(|r| self.shingle_set(&r.text))
+    }
+
+    /// Reads again the records among `needed` (which `sets` holds as single reads), one pass per
+    /// source in offset order: a compressed source is decompressed once per batch, not once per
+    /// record.
+    fn reload_records(
+        &self,
+        docs: &[Document],
+        needed: &[u32],
+        mut sets: HashMap<u32, std::result::Result<Vec<u64>, Skip>>,
+    ) -> HashMap<u32, std::result::Result<Vec<u64>, Skip>> {
+        // Each source with its (offset, document) pairs.
+        type Wanted<'a> = (&'a Arc<RecordSource>, Vec<(u64, u32)>);
+        let mut by_source: Vec<Wanted> = Vec::new();
+        for &d in needed {
+            if let Origin::Record { source, offset, .. } = &docs[d as usize].origin {
+                match by_source.iter_mut().find(|(s, _)| Arc::ptr_eq(s, source)) {
+                    Some((_, v)) => v.push((*offset, d)),
+                    None => by_source.push((source, vec![(*offset, d)])),
+                }
+            }
+        }
+        for (source, mut items) in by_source {
+            items.sort_unstable();
+            let offsets: Vec<u64> = items.iter().map(|&(o, _)| o).collect();
+            let fail = |d: u32, reason: String| Skip {
+                id: docs[d as usize].id.clone(),
+                kind: SkipKind::Unreadable,
+                reason: format!("could not be read again for exact verification: {reason}"),
+            };
+            match source.read_at(&offsets) {
+                Ok(lines) => {
+                    let got: Vec<_> = items
+                        .par_iter()
+                        .zip(lines.par_iter())
+                        .map(|(&(_, d), line)| {
+                            (d, self.record_shingle_set(line).map_err(|r| fail(d, r)))
+                        })
+                        .collect();
+                    sets.extend(got);
+                }
+                Err(e) => {
+                    let reason = input::io_reason(&e);
+                    sets.extend(
+                        items
+                            .iter()
+                            .map(|&(_, d)| (d, Err(fail(d, reason.clone())))),
+                    );
+                }
+            }
+        }
+        sets
+    }
+}
+
+/// Scans JSON-lines corpora with `config` (`-` is standard input).
+pub fn scan_records(inputs: &[PathBuf], config: &ScanConfig) -> Result<ScanReport> {
+    Pipeline::new(config.clone())?.scan_records(inputs)
 }
 
 /// Scans `paths` with `config`: the library's one-call entry point.

@@ -64,7 +64,7 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
     if stats.empty > 0 {
         s += &format!(" ({} empty)", stats.empty);
     }
-    let skipped = stats.skipped_binary + stats.skipped_unreadable;
+    let skipped = stats.skipped_binary + stats.skipped_unreadable + stats.skipped_malformed;
     if skipped > 0 {
         let mut why = Vec::new();
         if stats.skipped_binary > 0 {
@@ -72,6 +72,9 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
         }
         if stats.skipped_unreadable > 0 {
             why.push(format!("{} unreadable", stats.skipped_unreadable));
+        }
+        if stats.skipped_malformed > 0 {
+            why.push(format!("{} malformed", stats.skipped_malformed));
         }
         s += &format!(", {skipped} skipped ({})", why.join(", "));
     }

@@ -12,6 +12,7 @@ use ndup::lsh::LshParams;
 use ndup::minhash::SketchKind;
 use ndup::normalize::NormalizeOptions;
 use ndup::output::Format;
+use ndup::records::{RecordOptions, is_jsonl_path, is_stdin};
 use ndup::shingle::{ShingleKind, ShingleOptions, parse_stopwords};
 use ndup::verify::VerifyMode;
 
@@ -132,7 +133,8 @@ pub struct SketchingArgs {
 /// Arguments of `ndup scan`.
 #[derive(Debug, Args)]
 pub struct ScanArgs {
-    /// Files and directories to scan (directories recursively).
+    /// Files and directories to scan (directories recursively), or JSON-lines files (- reads
+    /// JSON lines from standard input).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
@@ -179,6 +181,66 @@ pub struct ScanArgs {
     /// Follow symbolic links while walking directories.
     #[arg(long, short = 'L', help_heading = "Input")]
     pub follow: bool,
+
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+/// Where documents come from, beyond the paths: JSON lines, ignore rules, filters. Shared by
+/// every command that reads documents.
+#[derive(Debug, Clone, Args)]
+pub struct InputArgs {
+    /// Read every PATH as JSON lines, one document per line. Implied when every PATH ends in
+    /// .jsonl or .ndjson (optionally followed by .gz or .zst) or is - (standard input). Gzip and
+    /// zstd streams are decompressed whatever their name.
+    #[arg(long, help_heading = "JSON lines")]
+    pub jsonl: bool,
+    /// Dotted path of the record's id (`meta.id`); a record without one is named by its line
+    /// number.
+    #[arg(
+        long,
+        default_value = "id",
+        value_name = "FIELD",
+        help_heading = "JSON lines"
+    )]
+    pub id_field: String,
+    /// Dotted path of the record's text.
+    #[arg(
+        long,
+        default_value = "text",
+        value_name = "FIELD",
+        help_heading = "JSON lines"
+    )]
+    pub text_field: String,
+}
+
+impl InputArgs {
+    /// The record fields.
+    pub fn records(&self) -> RecordOptions {
+        RecordOptions {
+            id_field: self.id_field.clone(),
+            text_field: self.text_field.clone(),
+        }
+    }
+
+    /// True when `paths` are JSON-lines sources: with `--jsonl`, or when every path looks like one.
+    /// Mixing them with other files or directories is a usage error.
+    pub fn is_jsonl(&self, paths: &[PathBuf]) -> Result<bool> {
+        if self.jsonl {
+            return Ok(true);
+        }
+        let looks = |p: &PathBuf| is_stdin(p) || is_jsonl_path(p);
+        let (records, other): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| looks(p));
+        match (records.first(), other.first()) {
+            (Some(r), Some(o)) => bail!(
+                "{} is read as JSON lines but {} is not: scan them separately, or pass --jsonl to read every PATH as JSON lines",
+                r.display(),
+                o.display()
+            ),
+            (Some(_), None) => Ok(true),
+            _ => Ok(false),
+        }
+    }
 }
 
 impl SketchingArgs {
@@ -280,6 +342,7 @@ impl ScanArgs {
         let config = ScanConfig {
             input: InputOptions {
                 follow_links: self.follow,
+                records: self.input.records(),
             },
             normalize: s.normalize(),
             shingle: s.shingle()?,

@@ -2,8 +2,11 @@
 
 use std::io::{BufWriter, Write};
 
+use std::time::Instant;
+
 use anyhow::{Context, Result};
 
+use ndup::input::{Skip, SkipKind};
 use ndup::output::{self, ReportOptions};
 use ndup::scan::Pipeline;
 
@@ -13,7 +16,18 @@ use crate::exit::Exit;
 /// Runs `ndup scan`.
 pub fn run(args: ScanArgs) -> Result<Exit> {
     let config = args.config()?;
-    let report = Pipeline::new(config)?.scan(&args.paths)?;
+    let pipeline = Pipeline::new(config)?;
+    let start = Instant::now();
+    let corpus = if args.input.is_jsonl(&args.paths)? {
+        pipeline.sign_records(&args.paths)?
+    } else {
+        pipeline.sign_files(&args.paths)?
+    };
+    if corpus.documents.is_empty() && !args.quiet {
+        // Say why nothing could be read before failing.
+        print_skips(&corpus.skipped);
+    }
+    let report = pipeline.find_pairs(corpus, start)?;
     let opts = ReportOptions {
         clusters: args.clusters,
     };
@@ -28,13 +42,18 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
 
     let found = output::reported_items(&report, &opts);
     if !args.quiet {
-        for s in &report.skipped {
-            if s.kind != ndup::input::SkipKind::Binary {
-                eprintln!("ndup: {}: {}", s.id, s.reason);
-            }
-        }
+        print_skips(&report.skipped);
         let clusters = args.clusters.then_some(found);
         eprintln!("{}", output::summary_line(&report.stats, clusters));
     }
     Ok(Exit::for_report(found, args.fail_on_duplicates))
+}
+
+/// One stderr line per skipped document, except binary files (expected, and counted).
+fn print_skips(skipped: &[Skip]) {
+    for s in skipped {
+        if s.kind != SkipKind::Binary {
+            eprintln!("ndup: {}: {}", s.id, s.reason);
+        }
+    }
 }

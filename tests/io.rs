@@ -1,0 +1,323 @@
+//! CLI tests for issue 5: JSON-lines inputs, file-tree rules, report formats, CI gates and
+//! `ndup dedup`. Each test runs the real binary on a small temporary corpus with planted
+//! near-duplicates.
+
+use std::io::Write;
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+/// A deterministic paragraph of `n` words, different for each `seed`.
+fn prose(seed: u64, n: usize) -> String {
+    const WORDS: &[&str] = &[
+        "river", "stone", "garden", "window", "engine", "letter", "silver", "morning", "harbor",
+        "candle", "forest", "button", "ladder", "meadow", "pocket", "rocket", "saddle", "tunnel",
+        "violin", "wagon", "yellow", "zephyr", "anchor", "barrel", "cactus", "dragon", "falcon",
+        "glacier", "hammer", "island", "jungle", "kettle",
+    ];
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            WORDS[(x % WORDS.len() as u64) as usize]
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `text` with one word replaced near its end: a near-duplicate (Jaccard about 0.9).
+fn edited(text: &str) -> String {
+    let mut words: Vec<&str> = text.split(' ').collect();
+    let i = words.len() - 3;
+    words[i] = "EDITED";
+    words.join(" ")
+}
+
+fn ndup() -> Command {
+    Command::cargo_bin("ndup").unwrap()
+}
+
+/// Runs `ndup` in `dir` with `args`; returns (exit code, stdout, stderr).
+fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    run_stdin(dir, args, Vec::new())
+}
+
+fn run_stdin(dir: &Path, args: &[&str], stdin: Vec<u8>) -> (i32, String, String) {
+    let out = ndup()
+        .current_dir(dir)
+        .args(args)
+        .env_remove("RAYON_NUM_THREADS")
+        .env("NO_COLOR", "1")
+        .write_stdin(stdin)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The JSON records of a JSON-lines report.
+fn records(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The `(a, b)` of every pair record.
+fn pairs(stdout: &str) -> Vec<(String, String)> {
+    records(stdout)
+        .iter()
+        .filter(|r| r["type"] == "pair")
+        .map(|r| {
+            (
+                r["a"].as_str().unwrap().to_string(),
+                r["b"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn of(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+fn zstd(bytes: &[u8]) -> Vec<u8> {
+    zstd::encode_all(bytes, 3).unwrap()
+}
+
+/// A JSON-lines corpus: `a` and `a2` near-duplicates, `b` and `b2` near-duplicates, `c` alone.
+fn jsonl_corpus() -> String {
+    let (a, b, c) = (prose(1, 120), prose(2, 120), prose(3, 120));
+    [
+        json!({"id": "a", "text": a}),
+        json!({"id": "b", "text": b}),
+        json!({"id": "c", "text": c}),
+        json!({"id": "a2", "text": edited(&a)}),
+        json!({"id": "b2", "text": edited(&b)}),
+    ]
+    .iter()
+    .map(|v| format!("{v}\n"))
+    .collect()
+}
+
+mod jsonl {
+    use super::*;
+
+    #[test]
+    fn plain_gzip_zstd_and_stdin_find_the_same_pairs() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = jsonl_corpus();
+        std::fs::write(dir.path().join("c.jsonl"), &text).unwrap();
+        std::fs::write(dir.path().join("c.jsonl.gz"), gzip(text.as_bytes())).unwrap();
+        std::fs::write(dir.path().join("c.ndjson.zst"), zstd(text.as_bytes())).unwrap();
+        // A compressed file is recognised by its magic bytes, whatever its name, with --jsonl.
+        std::fs::write(dir.path().join("corpus.bin"), zstd(text.as_bytes())).unwrap();
+        let want = of(&[("a", "a2"), ("b", "b2")]);
+        let mut reports = Vec::new();
+        for args in [
+            &["scan", "c.jsonl"][..],
+            &["scan", "c.jsonl.gz"],
+            &["scan", "c.ndjson.zst"],
+            &["scan", "corpus.bin", "--jsonl"],
+        ] {
+            let (code, out, err) = run(dir.path(), args);
+            assert_eq!(code, 0, "{args:?}: {err}");
+            assert_eq!(pairs(&out), want, "{args:?}");
+            reports.push(out);
+        }
+        for (args, input) in [
+            (&["scan", "-"][..], text.as_bytes().to_vec()),
+            (&["scan", "-"], gzip(text.as_bytes())),
+        ] {
+            let (code, out, err) = run_stdin(dir.path(), args, input);
+            assert_eq!(code, 0, "{err}");
+            reports.push(out);
+        }
+        // The reports are byte-identical whatever the form of the input.
+        assert!(reports.iter().all(|r| *r == reports[0]));
+        let summary = records(&reports[0]).pop().unwrap();
+        assert_eq!(summary["documents"], 5);
+    }
+
+    #[test]
+    fn exact_verification_reads_records_again_from_every_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = jsonl_corpus();
+        std::fs::write(dir.path().join("c.jsonl"), &text).unwrap();
+        std::fs::write(dir.path().join("c.jsonl.gz"), gzip(text.as_bytes())).unwrap();
+        std::fs::write(dir.path().join("c.jsonl.zst"), zstd(text.as_bytes())).unwrap();
+        let jaccards = |out: &str| -> Vec<f64> {
+            records(out)
+                .iter()
+                .filter(|r| r["type"] == "pair")
+                .map(|r| r["jaccard"].as_f64().expect("jaccard computed"))
+                .collect()
+        };
+        let (_, plain, _) = run(dir.path(), &["scan", "c.jsonl", "--verify", "exact"]);
+        let j = jaccards(&plain);
+        assert_eq!(j.len(), 2);
+        assert!(j.iter().all(|&x| x > 0.8 && x < 1.0), "{j:?}");
+        for name in ["c.jsonl.gz", "c.jsonl.zst"] {
+            let (code, out, err) = run(dir.path(), &["scan", name, "--verify", "exact"]);
+            assert_eq!(code, 0, "{err}");
+            assert_eq!(jaccards(&out), j, "{name}");
+        }
+        let (code, out, err) = run_stdin(
+            dir.path(),
+            &["scan", "-", "--verify", "exact"],
+            zstd(text.as_bytes()),
+        );
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(jaccards(&out), j);
+    }
+
+    #[test]
+    fn nested_fields_numeric_ids_and_line_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (prose(10, 100), prose(11, 100));
+        let lines = [
+            json!({"meta": {"key": 17}, "body": {"text": a}}),
+            json!({"meta": {}, "body": {"text": b}}),
+            json!({"meta": {"key": "x-1"}, "body": {"text": edited(&a)}}),
+            json!({"body": {"text": edited(&b)}}),
+        ];
+        let text: String = lines.iter().map(|v| format!("{v}\n")).collect();
+        std::fs::write(dir.path().join("n.ndjson"), &text).unwrap();
+        let (code, out, err) = run(
+            dir.path(),
+            &[
+                "scan",
+                "n.ndjson",
+                "--id-field",
+                "meta.key",
+                "--text-field",
+                "body.text",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        // Record 2 and 4 have no key: they are named by their line numbers.
+        assert_eq!(pairs(&out), of(&[("17", "x-1"), ("2", "4")]));
+
+        // Two sources: the line-number ids say which file they come from.
+        std::fs::write(dir.path().join("m.ndjson"), &text).unwrap();
+        let (code, out, err) = run(
+            dir.path(),
+            &[
+                "scan",
+                "n.ndjson",
+                "m.ndjson",
+                "--id-field",
+                "nope",
+                "--text-field",
+                "body.text",
+                "--threshold",
+                "0.99",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            pairs(&out),
+            of(&[
+                ("m.ndjson:1", "n.ndjson:1"),
+                ("m.ndjson:2", "n.ndjson:2"),
+                ("m.ndjson:3", "n.ndjson:3"),
+                ("m.ndjson:4", "n.ndjson:4"),
+            ])
+        );
+    }
+
+    #[test]
+    fn malformed_lines_are_reported_with_file_and_line_and_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = prose(20, 100);
+        let text = format!(
+            "{}\n{{\"id\": \"broken\", \"text\": \n{}\n\n{}\n{}\n{}\n",
+            json!({"id": "a", "text": a}),
+            json!({"id": "n", "text": 5}),
+            json!({"id": "a", "text": "the same id again"}),
+            json!({"id": "x", "body": "no text field"}),
+            json!({"id": "a2", "text": edited(&a)}),
+        );
+        std::fs::write(dir.path().join("bad.jsonl"), text).unwrap();
+        let (code, out, err) = run(dir.path(), &["scan", "bad.jsonl"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(pairs(&out), of(&[("a", "a2")]));
+        let skips: Vec<(String, String)> = records(&out)
+            .iter()
+            .filter(|r| r["type"] == "skip")
+            .map(|r| {
+                assert_eq!(r["reason_kind"], "malformed");
+                (
+                    r["id"].as_str().unwrap().to_string(),
+                    r["reason"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let ids: Vec<&str> = skips.iter().map(|(i, _)| i.as_str()).collect();
+        // Line 4 is blank: not a record. Ids sort as strings.
+        assert_eq!(
+            ids,
+            ["bad.jsonl:2", "bad.jsonl:3", "bad.jsonl:5", "bad.jsonl:6"]
+        );
+        assert!(
+            skips[0].1.starts_with("malformed JSON at column"),
+            "{skips:?}"
+        );
+        assert_eq!(skips[1].1, "field `text` is a number, not a string");
+        assert_eq!(skips[2].1, "duplicate id `a` (an earlier record has it)");
+        assert_eq!(skips[3].1, "no field `text`");
+        assert!(
+            err.contains("ndup: bad.jsonl:2: malformed JSON at column"),
+            "{err}"
+        );
+        assert!(err.contains("ndup: bad.jsonl:6: no field `text`"), "{err}");
+        assert!(err.contains("4 skipped (4 malformed)"), "{err}");
+        let summary = records(&out).pop().unwrap();
+        assert_eq!(
+            (&summary["documents"], &summary["skipped_malformed"]),
+            (&json!(2), &json!(4))
+        );
+    }
+
+    #[test]
+    fn usage_errors_exit_2() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("c.jsonl"), jsonl_corpus()).unwrap();
+        std::fs::create_dir(dir.path().join("docs")).unwrap();
+        std::fs::write(dir.path().join("docs/a.txt"), "a").unwrap();
+        for (args, msg) in [
+            (
+                &["scan", "c.jsonl", "docs"][..],
+                "c.jsonl is read as JSON lines but docs is not",
+            ),
+            (&["scan", "missing.jsonl"], "missing.jsonl: no such file"),
+            (&["scan", "docs", "--jsonl"], "docs: is a directory"),
+            (&["scan", "-", "-"], "standard input can be read only once"),
+            (&["scan", "c.jsonl", "--text-field", "a..b"], "--text-field"),
+        ] {
+            let (code, out, err) = run(dir.path(), args);
+            assert_eq!(code, 2, "{args:?}");
+            assert!(out.is_empty());
+            assert!(err.contains(msg), "{args:?}: {err}");
+        }
+        // Only malformed lines: nothing to compare.
+        std::fs::write(dir.path().join("junk.jsonl"), "nope\n").unwrap();
+        let (code, _, err) = run(dir.path(), &["scan", "junk.jsonl"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("junk.jsonl:1: malformed JSON"), "{err}");
+    }
+}
