@@ -83,6 +83,8 @@ pub struct Stats {
     pub skipped_unreadable: u64,
     /// JSON-lines records that were not usable documents.
     pub skipped_malformed: u64,
+    /// Files larger than the size limit.
+    pub skipped_too_large: u64,
     /// Bytes of text read.
     pub bytes: u64,
     /// Distinct candidate pairs considered.
@@ -310,6 +312,7 @@ impl Pipeline {
                 SkipKind::Binary => stats.skipped_binary += 1,
                 SkipKind::Unreadable => stats.skipped_unreadable += 1,
                 SkipKind::Malformed => stats.skipped_malformed += 1,
+                SkipKind::TooLarge => stats.skipped_too_large += 1,
             }
         }
         Ok(SignedCorpus {
@@ -374,6 +377,7 @@ impl Pipeline {
                 SkipKind::Binary => stats.skipped_binary += 1,
                 SkipKind::Unreadable => stats.skipped_unreadable += 1,
                 SkipKind::Malformed => stats.skipped_malformed += 1,
+                SkipKind::TooLarge => stats.skipped_too_large += 1,
             }
         }
         Ok(corpus)

@@ -321,3 +321,132 @@ mod jsonl {
         assert!(err.contains("junk.jsonl:1: malformed JSON"), "{err}");
     }
 }
+
+/// Writes `files` (path, text) under `root`, creating directories.
+fn write_tree(root: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+/// The members of the clusters of a `--clusters` report.
+fn clusters(stdout: &str) -> Vec<Vec<String>> {
+    records(stdout)
+        .iter()
+        .filter(|r| r["type"] == "cluster")
+        .map(|r| {
+            r["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+mod tree {
+    use super::*;
+
+    /// Copies of one text in every kind of place the walker treats differently.
+    fn copies(dir: &Path) {
+        let a = prose(30, 150);
+        write_tree(
+            dir,
+            &[
+                ("docs/.gitignore", "build/\n"),
+                ("docs/a.md", &a),
+                ("docs/b.txt", &edited(&a)),
+                ("docs/build/a.md", &a),
+                ("docs/.drafts/a.md", &a),
+                ("docs/big.md", &format!("{a}\n{}", prose(31, 400))),
+            ],
+        );
+    }
+
+    fn members(dir: &Path, extra: &[&str]) -> Vec<String> {
+        let mut args = vec!["scan", "docs", "--clusters", "--threshold", "0.5"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = run(dir, &args);
+        assert_eq!(code, 0, "{err}");
+        clusters(&out).into_iter().flatten().collect()
+    }
+
+    #[test]
+    fn ignore_rules_hidden_files_globs_and_sizes() {
+        let dir = tempfile::tempdir().unwrap();
+        copies(dir.path());
+        let (a, b, build, drafts) = (
+            "docs/a.md",
+            "docs/b.txt",
+            "docs/build/a.md",
+            "docs/.drafts/a.md",
+        );
+        assert_eq!(members(dir.path(), &[]), [a, b]);
+        assert_eq!(members(dir.path(), &["--hidden"]), [drafts, a, b]);
+        assert_eq!(members(dir.path(), &["--no-ignore"]), [a, b, build]);
+        assert_eq!(
+            members(dir.path(), &["--no-ignore", "--hidden", "--glob", "*.md"]),
+            [drafts, a, build]
+        );
+        assert_eq!(
+            members(dir.path(), &["--no-ignore", "--exclude", "build/**"]),
+            [a, b]
+        );
+        let (code, out, err) = run(dir.path(), &["scan", "docs", "--max-filesize", "2K"]);
+        assert_eq!(code, 0, "{err}");
+        let recs = records(&out);
+        let skip = recs.iter().find(|r| r["type"] == "skip").unwrap();
+        assert_eq!(
+            (skip["id"].as_str(), skip["reason_kind"].as_str()),
+            (Some("docs/big.md"), Some("too-large"))
+        );
+        assert_eq!(recs.last().unwrap()["skipped_too_large"], 1);
+        let (code, _, err) = run(dir.path(), &["scan", "docs", "--max-filesize", "lots"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("`lots` is not a size"), "{err}");
+    }
+
+    #[test]
+    fn files_from_a_list_or_standard_input() {
+        let dir = tempfile::tempdir().unwrap();
+        copies(dir.path());
+        // Listed paths are read as given, hidden or ignored; a missing one is reported.
+        std::fs::write(
+            dir.path().join("list.txt"),
+            "docs/a.md\ndocs/.drafts/a.md\ndocs/build/a.md\ndocs/gone.md\n",
+        )
+        .unwrap();
+        let (code, out, err) = run(
+            dir.path(),
+            &["scan", "--files-from", "list.txt", "--clusters"],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            clusters(&out),
+            [["docs/.drafts/a.md", "docs/a.md", "docs/build/a.md"]]
+        );
+        assert!(
+            err.contains("ndup: docs/gone.md: No such file or directory"),
+            "{err}"
+        );
+
+        let (code, out, err) = run_stdin(
+            dir.path(),
+            &[
+                "scan",
+                "--files-from",
+                "-",
+                "-0",
+                "--exclude",
+                "docs/build/**",
+            ],
+            b"docs/a.md\0docs/b.txt\0docs/build/a.md\0".to_vec(),
+        );
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(pairs(&out), of(&[("docs/a.md", "docs/b.txt")]));
+        assert_eq!(records(&out).last().unwrap()["documents"], 2);
+    }
+}

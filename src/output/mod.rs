@@ -64,7 +64,10 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
     if stats.empty > 0 {
         s += &format!(" ({} empty)", stats.empty);
     }
-    let skipped = stats.skipped_binary + stats.skipped_unreadable + stats.skipped_malformed;
+    let skipped = stats.skipped_binary
+        + stats.skipped_unreadable
+        + stats.skipped_malformed
+        + stats.skipped_too_large;
     if skipped > 0 {
         let mut why = Vec::new();
         if stats.skipped_binary > 0 {
@@ -75,6 +78,9 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
         }
         if stats.skipped_malformed > 0 {
             why.push(format!("{} malformed", stats.skipped_malformed));
+        }
+        if stats.skipped_too_large > 0 {
+            why.push(format!("{} too large", stats.skipped_too_large));
         }
         s += &format!(", {skipped} skipped ({})", why.join(", "));
     }

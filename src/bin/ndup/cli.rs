@@ -135,7 +135,7 @@ pub struct SketchingArgs {
 pub struct ScanArgs {
     /// Files and directories to scan (directories recursively), or JSON-lines files (- reads
     /// JSON lines from standard input).
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present = "files_from", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
     /// Report pairs with Jaccard similarity at least T.
@@ -212,6 +212,58 @@ pub struct InputArgs {
         help_heading = "JSON lines"
     )]
     pub text_field: String,
+
+    /// Walk hidden files and directories too (skipped by default).
+    #[arg(long, help_heading = "Input")]
+    pub hidden: bool,
+    /// Do not respect .gitignore, .ignore and git's exclude files.
+    #[arg(long, help_heading = "Input")]
+    pub no_ignore: bool,
+    /// Only read files matching GLOB (gitignore syntax, relative to each PATH; !GLOB excludes).
+    /// Repeatable.
+    #[arg(long, value_name = "GLOB", help_heading = "Input")]
+    pub glob: Vec<String>,
+    /// Never read files matching GLOB. Repeatable.
+    #[arg(long, value_name = "GLOB", help_heading = "Input")]
+    pub exclude: Vec<String>,
+    /// Skip files larger than SIZE: bytes, or with a K, M or G suffix (1K = 1024 bytes).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Input")]
+    pub max_filesize: Option<u64>,
+    /// Also read the paths listed in FILE, one per line (- reads the list from standard input).
+    #[arg(long, value_name = "FILE", help_heading = "Input")]
+    pub files_from: Option<PathBuf>,
+    /// The --files-from list is NUL-separated (find -print0, git ls-files -z).
+    #[arg(
+        short = '0',
+        long = "null",
+        requires = "files_from",
+        help_heading = "Input"
+    )]
+    pub null: bool,
+}
+
+/// Parses a size such as `4096`, `64K`, `10M` or `1G` (powers of 1024; a trailing `B` or `iB` is
+/// accepted).
+pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let upper = t.to_ascii_uppercase();
+    let body = upper
+        .strip_suffix("IB")
+        .or_else(|| upper.strip_suffix('B'))
+        .unwrap_or(&upper);
+    let (digits, shift) = match body.chars().last() {
+        Some('K') => (&body[..body.len() - 1], 10),
+        Some('M') => (&body[..body.len() - 1], 20),
+        Some('G') => (&body[..body.len() - 1], 30),
+        Some('T') => (&body[..body.len() - 1], 40),
+        _ => (body, 0),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (try 4096, 64K, 10M or 1G)"))?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("`{s}` is too large"))
 }
 
 impl InputArgs {
@@ -220,6 +272,21 @@ impl InputArgs {
         RecordOptions {
             id_field: self.id_field.clone(),
             text_field: self.text_field.clone(),
+        }
+    }
+
+    /// The input options (`follow`: follow symbolic links).
+    pub fn options(&self, follow: bool) -> InputOptions {
+        InputOptions {
+            follow_links: follow,
+            hidden: self.hidden,
+            no_ignore: self.no_ignore,
+            globs: self.glob.clone(),
+            excludes: self.exclude.clone(),
+            max_filesize: self.max_filesize,
+            files_from: self.files_from.clone(),
+            files_from_nul: self.null,
+            records: self.records(),
         }
     }
 
@@ -340,10 +407,7 @@ impl ScanArgs {
         let s = &self.sketching;
         let (num_perm, lsh) = resolve_banding(s.num_perm, self.bands, self.rows)?;
         let config = ScanConfig {
-            input: InputOptions {
-                follow_links: self.follow,
-                records: self.input.records(),
-            },
+            input: self.input.options(self.follow),
             normalize: s.normalize(),
             shingle: s.shingle()?,
             sketch: s.sketch(),
@@ -388,6 +452,18 @@ mod tests {
         assert!(r(Some(128), Some(16), Some(4)).is_err());
         assert!(r(Some(100), Some(3), None).is_err());
         assert!(r(Some(0), None, None).is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("64K"), Ok(64 << 10));
+        assert_eq!(parse_size("10m"), Ok(10 << 20));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("2MB"), Ok(2 << 20));
+        assert!(parse_size("ten").unwrap_err().contains("not a size"));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("99999999999T").is_err());
     }
 
     #[test]

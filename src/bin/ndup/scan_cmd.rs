@@ -19,7 +19,12 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let pipeline = Pipeline::new(config)?;
     let start = Instant::now();
     let corpus = if args.input.is_jsonl(&args.paths)? {
-        pipeline.sign_records(&args.paths)?
+        let mut sources = args.paths.clone();
+        if let Some(list) = &args.input.files_from {
+            // With JSON lines, the listed files are more sources.
+            sources.extend(ndup::input::read_list(list, args.input.null)?);
+        }
+        pipeline.sign_records(&sources)?
     } else {
         pipeline.sign_files(&args.paths)?
     };
@@ -49,10 +54,11 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     Ok(Exit::for_report(found, args.fail_on_duplicates))
 }
 
-/// One stderr line per skipped document, except binary files (expected, and counted).
+/// One stderr line per skipped document, except binary and too large files (expected, and
+/// counted in the summary).
 fn print_skips(skipped: &[Skip]) {
     for s in skipped {
-        if s.kind != SkipKind::Binary {
+        if !matches!(s.kind, SkipKind::Binary | SkipKind::TooLarge) {
             eprintln!("ndup: {}: {}", s.id, s.reason);
         }
     }
