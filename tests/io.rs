@@ -450,3 +450,175 @@ mod tree {
         assert_eq!(records(&out).last().unwrap()["documents"], 2);
     }
 }
+
+/// A tree with two planted near-duplicate pairs and a lone document.
+fn planted_tree(dir: &Path) {
+    let (a, b) = (prose(40, 150), prose(41, 150));
+    write_tree(
+        dir,
+        &[
+            ("docs/a.md", &a),
+            ("docs/a copy.md", &edited(&a)),
+            ("docs/b.md", &b),
+            ("docs/old/b.md", &edited(&b)),
+            ("docs/c.md", &prose(42, 150)),
+        ],
+    );
+}
+
+mod formats {
+    use super::*;
+
+    fn planted_pairs() -> Vec<(String, String)> {
+        of(&[
+            ("docs/a copy.md", "docs/a.md"),
+            ("docs/b.md", "docs/old/b.md"),
+        ])
+    }
+
+    #[test]
+    fn every_format_parses_back_to_the_same_pairs() {
+        let dir = tempfile::tempdir().unwrap();
+        planted_tree(dir.path());
+        let scan = |format: &str| {
+            let (code, out, err) = run(dir.path(), &["scan", "docs", "--format", format]);
+            assert_eq!(code, 0, "{format}: {err}");
+            out
+        };
+
+        let jsonl = scan("jsonl");
+        assert_eq!(pairs(&jsonl), planted_pairs());
+        let types: Vec<String> = records(&jsonl)
+            .iter()
+            .map(|r| r["type"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(types, ["params", "pair", "pair", "summary"]);
+
+        let csv = scan("csv");
+        let mut reader = csv::Reader::from_reader(csv.as_bytes());
+        assert_eq!(
+            reader.headers().unwrap(),
+            vec!["a", "b", "estimate", "jaccard", "a_in_b", "b_in_a"]
+        );
+        let rows: Vec<(String, String)> = reader
+            .records()
+            .map(|r| {
+                let r = r.unwrap();
+                let estimate: f64 = r[2].parse().unwrap();
+                assert!(estimate >= 0.8, "{r:?}");
+                (r[0].to_string(), r[1].to_string())
+            })
+            .collect();
+        assert_eq!(rows, planted_pairs());
+
+        let sarif: Value = serde_json::from_str(&scan("sarif")).unwrap();
+        assert_eq!(sarif["version"], "2.1.0");
+        assert_eq!(sarif["runs"][0]["tool"]["driver"]["name"], "ndup");
+        let results = sarif["runs"][0]["results"].as_array().unwrap();
+        let located: Vec<(String, String)> = results
+            .iter()
+            .map(|r| {
+                assert_eq!(r["ruleId"], "ndup/near-duplicate");
+                assert_eq!(r["level"], "warning");
+                let locs = r["locations"].as_array().unwrap();
+                assert_eq!(locs.len(), 2);
+                let uri = |i: usize| {
+                    let l = &locs[i]["physicalLocation"];
+                    assert_eq!(l["region"]["startLine"], 1);
+                    l["artifactLocation"]["uri"].as_str().unwrap().to_string()
+                };
+                (uri(0), uri(1))
+            })
+            .collect();
+        assert_eq!(
+            located,
+            of(&[
+                ("docs/a%20copy.md", "docs/a.md"),
+                ("docs/b.md", "docs/old/b.md"),
+            ])
+        );
+
+        let github = scan("github");
+        let lines: Vec<&str> = github.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[1].starts_with(
+                "::warning file=docs/b.md,line=1,title=Near-duplicate::docs/b.md is a near-duplicate of docs/old/b.md (estimate "
+            ),
+            "{}",
+            lines[1]
+        );
+
+        let text = scan("text");
+        assert!(
+            text.starts_with("docs/a copy.md\n  ~ docs/a.md  (estimate "),
+            "{text}"
+        );
+        // Not a terminal: never coloured, with or without NO_COLOR.
+        assert!(!text.contains('\u{1b}'));
+        let out = ndup()
+            .current_dir(dir.path())
+            .args(["scan", "docs", "--format", "text"])
+            .env_remove("NO_COLOR")
+            .output()
+            .unwrap();
+        assert!(!String::from_utf8(out.stdout).unwrap().contains('\u{1b}'));
+    }
+
+    #[test]
+    fn records_are_located_at_their_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("c.jsonl"), jsonl_corpus()).unwrap();
+        let (code, out, err) = run(dir.path(), &["scan", "c.jsonl", "--format", "sarif"]);
+        assert_eq!(code, 0, "{err}");
+        let sarif: Value = serde_json::from_str(&out).unwrap();
+        let first = &sarif["runs"][0]["results"][0]["locations"];
+        let at = |i: usize| {
+            let l = &first[i]["physicalLocation"];
+            (
+                l["artifactLocation"]["uri"].as_str().unwrap().to_string(),
+                l["region"]["startLine"].as_u64().unwrap(),
+            )
+        };
+        // Pair (a, a2): lines 1 and 4.
+        assert_eq!(
+            (at(0), at(1)),
+            (("c.jsonl".into(), 1), ("c.jsonl".into(), 4))
+        );
+        let (_, out, _) = run(dir.path(), &["scan", "c.jsonl", "--format", "github"]);
+        assert!(out.starts_with("::warning file=c.jsonl,line=1,"), "{out}");
+    }
+
+    #[test]
+    fn output_file_is_written_whole_and_replaces_the_old_one() {
+        let dir = tempfile::tempdir().unwrap();
+        planted_tree(dir.path());
+        std::fs::write(dir.path().join("report.sarif"), "old").unwrap();
+        let (code, stdout, err) = run(
+            dir.path(),
+            &[
+                "scan",
+                "docs",
+                "--format",
+                "sarif",
+                "--output",
+                "report.sarif",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(stdout.is_empty());
+        let (_, direct, _) = run(dir.path(), &["scan", "docs", "--format", "sarif"]);
+        let written = std::fs::read_to_string(dir.path().join("report.sarif")).unwrap();
+        assert_eq!(written, direct);
+        // No temporary file is left behind.
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+
+        let (code, _, err) = run(dir.path(), &["scan", "docs", "-o", "no/such/dir/r.json"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("no/such/dir"), "{err}");
+    }
+}

@@ -75,8 +75,14 @@ pub enum VerifyArg {
 pub enum FormatArg {
     /// JSON lines, one typed record per line.
     Jsonl,
-    /// A readable table.
+    /// Pairs grouped by their first document, coloured on a terminal.
     Text,
+    /// Comma-separated values: a,b,estimate,jaccard,... (cluster,size,member with --clusters).
+    Csv,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
+    /// GitHub Actions annotations (::warning workflow commands).
+    Github,
 }
 
 /// How documents become comparable: normalization, shingling and signatures. Shared by every
@@ -168,6 +174,10 @@ pub struct ScanArgs {
     /// Report format.
     #[arg(long, value_enum, default_value = "jsonl", help_heading = "Output")]
     pub format: FormatArg,
+    /// Write the report to FILE (atomically: a temporary file renamed into place) instead of
+    /// standard output.
+    #[arg(long, short = 'o', value_name = "FILE", help_heading = "Output")]
+    pub output: Option<PathBuf>,
     /// Report clusters (connected components of the pairs) instead of pairs.
     #[arg(long, help_heading = "Output")]
     pub clusters: bool,
@@ -433,6 +443,9 @@ impl ScanArgs {
         match self.format {
             FormatArg::Jsonl => Format::Jsonl,
             FormatArg::Text => Format::Text,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Sarif => Format::Sarif,
+            FormatArg::Github => Format::Github,
         }
     }
 }

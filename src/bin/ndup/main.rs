@@ -3,6 +3,7 @@
 mod cli;
 mod exit;
 mod scan_cmd;
+mod sink;
 
 use clap::Parser;
 

@@ -1,17 +1,16 @@
 //! `ndup scan`: run the pipeline, write the report, then decide the exit status.
 
-use std::io::{BufWriter, Write};
-
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use ndup::input::{Skip, SkipKind};
-use ndup::output::{self, ReportOptions};
+use ndup::output::{self, Format, ReportOptions};
 use ndup::scan::Pipeline;
 
 use crate::cli::ScanArgs;
 use crate::exit::Exit;
+use crate::sink;
 
 /// Runs `ndup scan`.
 pub fn run(args: ScanArgs) -> Result<Exit> {
@@ -33,17 +32,17 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
         print_skips(&corpus.skipped);
     }
     let report = pipeline.find_pairs(corpus, start)?;
+    let format = args.format();
     let opts = ReportOptions {
         clusters: args.clusters,
+        color: format == Format::Text && sink::color_stdout(args.output.is_some()),
     };
 
     // The report is written in full before the exit status is decided.
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    output::reporter(args.format())
-        .write(&report, &opts, &mut out)
-        .and_then(|()| out.flush())
-        .context("writing the report")?;
+    let reporter = output::reporter(format);
+    sink::write_to(args.output.as_deref(), |w| {
+        reporter.write(&report, &opts, w)
+    })?;
 
     let found = output::reported_items(&report, &opts);
     if !args.quiet {
