@@ -25,12 +25,15 @@
 
 #![warn(missing_docs)]
 
+pub mod baseline;
 pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod input;
 pub mod lsh;
+pub mod markers;
 pub mod minhash;
+pub mod ndupignore;
 pub mod normalize;
 pub mod output;
 pub mod records;

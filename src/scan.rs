@@ -17,6 +17,7 @@ use crate::config::{Params, ScanConfig};
 use crate::error::{Error, Result};
 use crate::input::{self, Entry, Read, Skip, SkipKind};
 use crate::lsh::LshIndex;
+use crate::markers::strip_ignored;
 use crate::minhash::{Signer, agreement};
 use crate::normalize::normalize_into;
 use crate::records::{self, Batch, Event, Ids, RecordSource, parse_record};
@@ -95,6 +96,10 @@ pub struct Stats {
     pub oversized_buckets: u64,
     /// Pairs reported.
     pub pairs: u64,
+    /// Pairs accepted by `.ndupignore` rules, not reported.
+    pub ignored_pairs: u64,
+    /// Pairs accepted by the baseline, not reported.
+    pub baseline_pairs: u64,
     /// Wall time of the scan.
     #[serde(serialize_with = "as_secs")]
     pub elapsed: Duration,
@@ -123,6 +128,16 @@ impl ScanReport {
     /// The id of document `i`.
     pub fn id(&self, i: u32) -> &str {
         &self.documents[i as usize].id
+    }
+
+    /// Removes the pairs `accepted` says yes to (given both ids) and returns how many went.
+    pub fn remove_pairs(&mut self, accepted: impl Fn(&str, &str) -> bool) -> u64 {
+        let before = self.pairs.len();
+        let docs = &self.documents;
+        self.pairs
+            .retain(|p| !accepted(&docs[p.a as usize].id, &docs[p.b as usize].id));
+        self.stats.pairs = self.pairs.len() as u64;
+        (before - self.pairs.len()) as u64
     }
 
     /// Clusters: connected components of the pairs, each sorted by id, ordered by first id.
@@ -206,7 +221,7 @@ impl Pipeline {
     /// Normalizes `text` and returns its sorted, distinct shingle hashes.
     pub fn shingle_set(&self, text: &str) -> Vec<u64> {
         let mut norm = String::new();
-        normalize_into(text, &self.config.normalize, &mut norm);
+        normalize_into(&strip_ignored(text), &self.config.normalize, &mut norm);
         self.shingler.hash_set(&norm, self.config.seed)
     }
 
@@ -221,9 +236,9 @@ impl Pipeline {
         self.sign_normalized(s)
     }
 
-    /// Normalizes `text` into `s.text`.
+    /// Removes the `ndup:ignore` regions of `text` and normalizes it into `s.text`.
     pub(crate) fn normalize_into_scratch(&self, text: &str, s: &mut Scratch) {
-        normalize_into(text, &self.config.normalize, &mut s.text);
+        normalize_into(&strip_ignored(text), &self.config.normalize, &mut s.text);
     }
 
     /// Shingles and signs the normalized text in `s.text` (`None` when it has no shingle).

@@ -622,3 +622,157 @@ mod formats {
         assert!(err.contains("no/such/dir"), "{err}");
     }
 }
+
+mod gates {
+    use super::*;
+
+    fn summary(stdout: &str) -> Value {
+        let last = records(stdout).pop().unwrap();
+        assert_eq!(last["type"], "summary");
+        last
+    }
+
+    #[test]
+    fn exit_codes_come_after_the_whole_report() {
+        let dir = tempfile::tempdir().unwrap();
+        planted_tree(dir.path());
+        for (args, code) in [
+            (&["--fail-on-duplicates"][..], 1),
+            (&["--max-pairs", "2"], 0),
+            (&["--max-pairs", "1"], 1),
+            (&["--max-pairs", "2", "--fail-on-duplicates"], 1),
+            (&["--clusters", "--max-pairs", "1"], 1),
+            (&[], 0),
+        ] {
+            let mut all = vec!["scan", "docs"];
+            all.extend_from_slice(args);
+            let (got, out, err) = run(dir.path(), &all);
+            assert_eq!(got, code, "{args:?}: {err}");
+            assert_eq!(summary(&out)["pairs"], 2, "{args:?}");
+        }
+        // A failing gate still writes the report file.
+        let (code, _, _) = run(
+            dir.path(),
+            &["scan", "docs", "--fail-on-duplicates", "-o", "r.jsonl"],
+        );
+        assert_eq!(code, 1);
+        let written = std::fs::read_to_string(dir.path().join("r.jsonl")).unwrap();
+        assert_eq!(pairs(&written).len(), 2);
+        let (code, _, _) = run(dir.path(), &["scan", "docs", "--max-pairs", "-1"]);
+        assert_eq!(code, 2);
+    }
+
+    #[test]
+    fn a_baseline_hides_accepted_pairs_and_fails_only_on_new_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        planted_tree(dir.path());
+        let (code, out, err) = run(
+            dir.path(),
+            &["scan", "docs", "--write-baseline", "ndup-baseline.json"],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(pairs(&out).len(), 2);
+        let file: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("ndup-baseline.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(file["type"], "ndup-baseline");
+        assert_eq!(
+            file["pairs"],
+            json!([
+                ["docs/a copy.md", "docs/a.md"],
+                ["docs/b.md", "docs/old/b.md"]
+            ])
+        );
+
+        let gate = [
+            "scan",
+            "docs",
+            "--baseline",
+            "ndup-baseline.json",
+            "--fail-on-duplicates",
+        ];
+        let (code, out, err) = run(dir.path(), &gate);
+        assert_eq!(code, 0, "{err}");
+        assert!(pairs(&out).is_empty());
+        assert_eq!(summary(&out)["baseline_pairs"], 2);
+        assert!(
+            err.contains("0 pairs (and 2 accepted: 2 by baseline)"),
+            "{err}"
+        );
+
+        // A new near-duplicate: only it is reported, and the gate fails.
+        let c = std::fs::read_to_string(dir.path().join("docs/c.md")).unwrap();
+        std::fs::write(dir.path().join("docs/c2.md"), edited(&c)).unwrap();
+        let (code, out, _) = run(dir.path(), &gate);
+        assert_eq!(code, 1);
+        assert_eq!(pairs(&out), of(&[("docs/c.md", "docs/c2.md")]));
+
+        std::fs::write(dir.path().join("bad.json"), "{}").unwrap();
+        let (code, out, err) = run(dir.path(), &["scan", "docs", "--baseline", "bad.json"]);
+        assert_eq!(code, 2);
+        assert!(out.is_empty());
+        assert!(err.contains("bad.json: not an ndup baseline"), "{err}");
+    }
+
+    #[test]
+    fn ndupignore_accepts_glob_pairs_in_either_order() {
+        let dir = tempfile::tempdir().unwrap();
+        planted_tree(dir.path());
+        std::fs::write(
+            dir.path().join("docs/.ndupignore"),
+            "# old copies are kept on purpose\nold/**   *.md\n",
+        )
+        .unwrap();
+        let (code, out, err) = run(dir.path(), &["scan", "docs", "--fail-on-duplicates"]);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(pairs(&out), of(&[("docs/a copy.md", "docs/a.md")]));
+        assert_eq!(summary(&out)["ignored_pairs"], 1);
+
+        // For JSON lines, the root is the current directory and globs match record ids.
+        std::fs::write(dir.path().join("c.jsonl"), jsonl_corpus()).unwrap();
+        std::fs::write(dir.path().join(".ndupignore"), "b b?\n").unwrap();
+        let (code, out, err) = run(dir.path(), &["scan", "c.jsonl"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(pairs(&out), of(&[("a", "a2")]));
+
+        std::fs::write(dir.path().join("docs/.ndupignore"), "just-one-glob\n").unwrap();
+        let (code, _, err) = run(dir.path(), &["scan", "docs"]);
+        assert_eq!(code, 2);
+        assert!(
+            err.contains("docs/.ndupignore: line 1: expected two globs"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn ignore_markers_leave_a_region_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = prose(50, 60);
+        let with = |seed: u64, start: &str, end: &str| {
+            format!(
+                "{shared}\n<!-- {start} -->\n{}\n<!-- {end} -->\n",
+                prose(seed, 300)
+            )
+        };
+        write_tree(
+            dir.path(),
+            &[
+                ("m/a.md", &with(51, "ndup:ignore-start", "ndup:ignore-end")),
+                ("m/b.md", &with(52, "ndup:ignore-start", "ndup:ignore-end")),
+                ("u/a.md", &with(51, "generated", "end")),
+                ("u/b.md", &with(52, "generated", "end")),
+            ],
+        );
+        let (_, out, _) = run(dir.path(), &["scan", "m", "--verify", "exact"]);
+        let recs = records(&out);
+        let pair = recs.iter().find(|r| r["type"] == "pair").unwrap();
+        // Only the shared text is compared: an exact copy.
+        assert_eq!(
+            (&pair["estimate"], &pair["jaccard"]),
+            (&json!(1.0), &json!(1.0))
+        );
+        let (_, out, _) = run(dir.path(), &["scan", "u"]);
+        assert!(pairs(&out).is_empty());
+    }
+}

@@ -64,6 +64,8 @@ struct SummaryRecord {
     exact_checked: u64,
     oversized_buckets: u64,
     pairs: u64,
+    ignored_pairs: u64,
+    baseline_pairs: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     clusters: Option<usize>,
 }
@@ -133,6 +135,8 @@ impl Reporter for JsonLines {
                 exact_checked: st.exact_checked,
                 oversized_buckets: st.oversized_buckets,
                 pairs: st.pairs,
+                ignored_pairs: st.ignored_pairs,
+                baseline_pairs: st.baseline_pairs,
                 clusters,
             },
         )

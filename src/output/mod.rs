@@ -132,6 +132,21 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
         s += &format!(" ({} verified exactly)", stats.exact_checked);
     }
     s += &format!(", {} pairs", stats.pairs);
+    let accepted: Vec<String> = [
+        (stats.ignored_pairs, ".ndupignore"),
+        (stats.baseline_pairs, "baseline"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, why)| format!("{n} by {why}"))
+    .collect();
+    if !accepted.is_empty() {
+        s += &format!(
+            " (and {} accepted: {})",
+            stats.ignored_pairs + stats.baseline_pairs,
+            accepted.join(", ")
+        );
+    }
     if let Some(c) = clusters {
         s += &format!(", {c} clusters");
     }

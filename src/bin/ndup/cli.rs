@@ -184,6 +184,16 @@ pub struct ScanArgs {
     /// Exit with status 1 when any pair (or cluster) is reported.
     #[arg(long, help_heading = "Output")]
     pub fail_on_duplicates: bool,
+    /// Exit with status 1 when more than N pairs are reported (after .ndupignore and --baseline).
+    #[arg(long, value_name = "N", help_heading = "CI")]
+    pub max_pairs: Option<usize>,
+    /// Report, and fail on, only the pairs not recorded in this baseline file.
+    #[arg(long, value_name = "FILE", help_heading = "CI")]
+    pub baseline: Option<PathBuf>,
+    /// Record every pair reported today in a baseline file (pairs accepted by .ndupignore are
+    /// left out).
+    #[arg(long, value_name = "FILE", help_heading = "CI")]
+    pub write_baseline: Option<PathBuf>,
     /// Print nothing on stderr but errors.
     #[arg(long, short = 'q', help_heading = "Output")]
     pub quiet: bool,

@@ -1,10 +1,13 @@
 //! `ndup scan`: run the pipeline, write the report, then decide the exit status.
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
 
+use ndup::baseline::Baseline;
 use ndup::input::{Skip, SkipKind};
+use ndup::ndupignore::NdupIgnore;
 use ndup::output::{self, Format, ReportOptions};
 use ndup::scan::Pipeline;
 
@@ -16,6 +19,10 @@ use crate::sink;
 pub fn run(args: ScanArgs) -> Result<Exit> {
     let config = args.config()?;
     let pipeline = Pipeline::new(config)?;
+    // Accepted pairs are read first: a bad file is a usage error before any work.
+    let root = scanned_root(&args.paths);
+    let ignore = NdupIgnore::load(&root)?;
+    let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
     let start = Instant::now();
     let corpus = if args.input.is_jsonl(&args.paths)? {
         let mut sources = args.paths.clone();
@@ -31,7 +38,18 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
         // Say why nothing could be read before failing.
         print_skips(&corpus.skipped);
     }
-    let report = pipeline.find_pairs(corpus, start)?;
+    let mut report = pipeline.find_pairs(corpus, start)?;
+    if let Some(ignore) = &ignore {
+        report.stats.ignored_pairs = report.remove_pairs(|a, b| ignore.accepts(a, b));
+    }
+    // The baseline written is today's pairs, before the old baseline hides any.
+    let new_baseline = args
+        .write_baseline
+        .as_ref()
+        .map(|_| Baseline::from_report(&report));
+    if let Some(baseline) = &baseline {
+        report.stats.baseline_pairs = report.remove_pairs(|a, b| baseline.contains(a, b));
+    }
     let format = args.format();
     let opts = ReportOptions {
         clusters: args.clusters,
@@ -44,13 +62,31 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
         reporter.write(&report, &opts, w)
     })?;
 
+    if let (Some(path), Some(b)) = (&args.write_baseline, &new_baseline) {
+        sink::write_to(Some(path), |w| b.write(w))?;
+    }
+
     let found = output::reported_items(&report, &opts);
     if !args.quiet {
         print_skips(&report.skipped);
         let clusters = args.clusters.then_some(found);
         eprintln!("{}", output::summary_line(&report.stats, clusters));
     }
-    Ok(Exit::for_report(found, args.fail_on_duplicates))
+    Ok(Exit::for_gates(
+        found,
+        report.pairs.len(),
+        args.fail_on_duplicates,
+        args.max_pairs,
+    ))
+}
+
+/// The scanned root, where `.ndupignore` (and `ndup.toml`) are looked for: the first PATH when it
+/// is a directory, otherwise the current directory.
+pub fn scanned_root(paths: &[PathBuf]) -> PathBuf {
+    match paths.first() {
+        Some(p) if p.is_dir() => p.clone(),
+        _ => PathBuf::from("."),
+    }
 }
 
 /// One stderr line per skipped document, except binary and too large files (expected, and

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-/// Calls `write` with standard output, or, with `path`, with a temporary file in the same
+/// Calls `write` with standard output (a report), or, with `path`, with a temporary file in the same
 /// directory that then replaces `path` in one rename: a reader never sees half a report, and a
 /// failed run leaves the previous file in place.
 pub fn write_to(
@@ -30,14 +30,14 @@ pub fn write_to(
             let mut out = BufWriter::new(tmp);
             write(&mut out)
                 .and_then(|()| out.flush())
-                .with_context(|| format!("{}: writing the report", path.display()))?;
+                .with_context(|| format!("{}: cannot write", path.display()))?;
             let tmp = out
                 .into_inner()
                 .map_err(|e| e.into_error())
-                .with_context(|| format!("{}: writing the report", path.display()))?;
+                .with_context(|| format!("{}: cannot write", path.display()))?;
             tmp.persist(path)
                 .map_err(|e| e.error)
-                .with_context(|| format!("{}: cannot write the report", path.display()))?;
+                .with_context(|| format!("{}: cannot write", path.display()))?;
             Ok(())
         }
     }
