@@ -10,9 +10,12 @@
 //! 5. [`lsh`]: banded locality-sensitive hashing into candidate pairs;
 //! 6. [`verify`]: signature agreement and exact Jaccard;
 //! 7. [`cluster`]: connected components of the pairs;
-//! 8. [`output`]: JSON lines and text reports.
+//! 8. [`output`]: JSON lines, text, CSV, SARIF and GitHub reports.
 //!
-//! [`scan`] ties them together; [`config::ScanConfig`] holds every knob. The library knows
+//! [`markers`] leave regions of a document out; [`ndupignore`] and [`baseline`] accept pairs.
+//!
+//! [`scan`] ties them together and [`dedup`] keeps one document per cluster;
+//! [`config::ScanConfig`] holds every knob. The library knows
 //! nothing of the command line: the `ndup` binary turns flags into a config and calls it.
 //!
 //! ```
@@ -28,6 +31,7 @@
 pub mod baseline;
 pub mod cluster;
 pub mod config;
+pub mod dedup;
 pub mod error;
 pub mod input;
 pub mod lsh;

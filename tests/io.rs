@@ -776,3 +776,142 @@ mod gates {
         assert!(pairs(&out).is_empty());
     }
 }
+
+mod dedup {
+    use super::*;
+
+    /// Five records and a malformed line: `a`, `a-loud` (the same text in capitals: an exact copy
+    /// once normalized, of the same length), `b`, `a-long` (a near-duplicate of `a`, longer) and
+    /// `b-copy`.
+    fn corpus() -> (String, Vec<String>) {
+        let (a, b) = (prose(60, 150), prose(61, 150));
+        let lines = vec![
+            json!({"id": "a", "text": a}).to_string(),
+            json!({"id": "a-loud", "text": a.to_uppercase()}).to_string(),
+            json!({"id": "b", "text": b}).to_string(),
+            "{\"id\": \"broken\"".to_string(),
+            json!({"id": "a-long", "text": format!("{a} and one more clause at the end")})
+                .to_string(),
+            json!({"id": "b-copy", "text": b}).to_string(),
+        ];
+        (lines.iter().map(|l| format!("{l}\n")).collect(), lines)
+    }
+
+    #[test]
+    fn jsonl_in_jsonl_out_keeps_one_record_per_cluster() {
+        let dir = tempfile::tempdir().unwrap();
+        let (text, lines) = corpus();
+        std::fs::write(dir.path().join("c.jsonl"), &text).unwrap();
+        let kept = |keep: &str| -> Vec<String> {
+            let (code, _, err) = run(
+                dir.path(),
+                &["dedup", "c.jsonl", "--output", "out.jsonl", "--keep", keep],
+            );
+            assert_eq!(code, 0, "{err}");
+            assert!(err.contains("ndup: c.jsonl:4: malformed JSON"), "{err}");
+            std::fs::read_to_string(dir.path().join("out.jsonl"))
+                .unwrap()
+                .lines()
+                .map(String::from)
+                .collect()
+        };
+        // Records are written byte for byte, in input order.
+        assert_eq!(kept("first"), [lines[0].clone(), lines[2].clone()]);
+        assert_eq!(kept("longest"), [lines[2].clone(), lines[4].clone()]);
+        // a and a-loud have the same length; "a" < "a-loud" breaks the tie. b and b-copy too.
+        assert_eq!(kept("shortest"), [lines[0].clone(), lines[2].clone()]);
+        let (_, _, err) = run(dir.path(), &["dedup", "c.jsonl", "-o", "out.jsonl"]);
+        assert!(
+            err.contains("5 documents, kept 2, dropped 3 (2 exact, 1 near duplicates), 1 skipped"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn compressed_input_stdin_and_compressed_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let (text, lines) = corpus();
+        std::fs::write(dir.path().join("c.jsonl.zst"), zstd(text.as_bytes())).unwrap();
+        let want = format!("{}\n{}\n", lines[0], lines[2]);
+        let (code, out, err) = run(dir.path(), &["dedup", "c.jsonl.zst", "-o", "-"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(out, want);
+        let (code, _, err) = run_stdin(
+            dir.path(),
+            &["dedup", "-", "-o", "out.jsonl.gz", "-q"],
+            gzip(text.as_bytes()),
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(err.is_empty(), "{err}");
+        let gz = std::fs::read(dir.path().join("out.jsonl.gz")).unwrap();
+        let mut plain = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut plain)
+            .unwrap();
+        assert_eq!(plain, want);
+    }
+
+    #[test]
+    fn a_file_tree_gives_the_files_to_keep_and_to_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        planted_tree(dir.path());
+        let a = std::fs::read_to_string(dir.path().join("docs/a.md")).unwrap();
+        std::fs::write(dir.path().join("docs/z.md"), a.to_uppercase()).unwrap();
+        let (code, out, err) = run(
+            dir.path(),
+            &["dedup", "docs", "-o", "-", "--keep", "longest"],
+        );
+        assert_eq!(code, 0, "{err}");
+        let list: Vec<Value> = records(&out);
+        // The keeper of a cluster: the longest text, ties to the smaller id.
+        let keeper_of = |ids: &[&'static str]| -> &'static str {
+            let len = |p: &str| {
+                std::fs::read_to_string(dir.path().join(p))
+                    .unwrap()
+                    .chars()
+                    .count()
+            };
+            ids.iter()
+                .copied()
+                .min_by_key(|id| (std::cmp::Reverse(len(id)), *id))
+                .unwrap()
+        };
+        let a_keeper = keeper_of(&["docs/a copy.md", "docs/a.md", "docs/z.md"]);
+        let b_keeper = keeper_of(&["docs/b.md", "docs/old/b.md"]);
+        for r in &list {
+            let id = r["id"].as_str().unwrap();
+            let in_a = ["docs/a copy.md", "docs/a.md", "docs/z.md"].contains(&id);
+            let in_b = ["docs/b.md", "docs/old/b.md"].contains(&id);
+            let keeper = if in_a {
+                a_keeper
+            } else if in_b {
+                b_keeper
+            } else {
+                id
+            };
+            if id == keeper {
+                assert_eq!(r, &json!({"type": "keep", "id": id}));
+            } else {
+                assert_eq!(r["type"], "drop", "{r}");
+                assert_eq!(r["kept"], keeper, "{r}");
+                // z.md is a.md shouted: exact when a.md is kept, near otherwise.
+                let exact = id == "docs/z.md" && keeper == "docs/a.md";
+                assert_eq!(r["reason"], if exact { "exact" } else { "near" }, "{r}");
+            }
+        }
+        assert_eq!(list.len(), 6);
+    }
+
+    #[test]
+    fn refuses_to_overwrite_its_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let (text, _) = corpus();
+        std::fs::write(dir.path().join("c.jsonl"), &text).unwrap();
+        let (code, _, err) = run(dir.path(), &["dedup", "c.jsonl", "-o", "./c.jsonl"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("would overwrite the input"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("c.jsonl")).unwrap(),
+            text
+        );
+    }
+}

@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use ndup::config::{DEFAULT_MAX_BUCKET, DEFAULT_SEED, Measure, ScanConfig};
+use ndup::dedup::Keep;
 use ndup::input::InputOptions;
 use ndup::lsh::LshParams;
 use ndup::minhash::SketchKind;
@@ -33,6 +34,119 @@ pub struct Cli {
 pub enum Command {
     /// Find near-duplicate documents among files and directories.
     Scan(Box<ScanArgs>),
+    /// Write a corpus without its near-duplicates: JSON lines in, JSON lines out (one record per
+    /// cluster kept); for a file tree, the list of files to keep and to drop.
+    Dedup(Box<DedupArgs>),
+}
+
+/// Which document of a cluster `ndup dedup` keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KeepArg {
+    /// The earliest in input order.
+    First,
+    /// The longest text (ties: the smaller id).
+    Longest,
+    /// The shortest text (ties: the smaller id).
+    Shortest,
+}
+
+/// Arguments of `ndup dedup`.
+#[derive(Debug, Args)]
+pub struct DedupArgs {
+    /// JSON-lines files (- is standard input), or files and directories.
+    #[arg(required_unless_present = "files_from", value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Where to write the result (- for standard output): the kept records for JSON lines
+    /// (gzip or zstd compressed when FILE ends in .gz or .zst), or a JSON line per file,
+    /// {"type":"keep"|"drop",...}, for files. Written atomically.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Which document of each cluster of near-duplicates to keep.
+    #[arg(long, value_enum, default_value = "first")]
+    pub keep: KeepArg,
+
+    /// Near-duplicates are documents with Jaccard similarity at least T.
+    #[arg(long, short = 't', default_value_t = 0.8, value_name = "T")]
+    pub threshold: f64,
+
+    #[command(flatten)]
+    pub sketching: SketchingArgs,
+
+    /// LSH bands [default: 16, or num-perm / rows].
+    #[arg(long, short = 'b', value_name = "B", help_heading = "LSH")]
+    pub bands: Option<usize>,
+    /// Slots per LSH band [default: 8, or num-perm / bands].
+    #[arg(long, short = 'r', value_name = "R", help_heading = "LSH")]
+    pub rows: Option<usize>,
+    /// Buckets with more members are linked as a star around their first member.
+    #[arg(long, default_value_t = DEFAULT_MAX_BUCKET, value_name = "N", help_heading = "LSH")]
+    pub max_bucket: usize,
+
+    /// How candidate pairs are verified.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        help_heading = "Verification"
+    )]
+    pub verify: VerifyArg,
+
+    /// Print nothing on stderr but errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+
+    /// Follow symbolic links while walking directories.
+    #[arg(long, short = 'L', help_heading = "Input")]
+    pub follow: bool,
+
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+impl DedupArgs {
+    /// The library configuration these flags describe (the same knobs as `ndup scan`).
+    pub fn config(&self) -> Result<ScanConfig> {
+        let s = &self.sketching;
+        let (num_perm, lsh) = resolve_banding(s.num_perm, self.bands, self.rows)?;
+        let config = ScanConfig {
+            input: self.input.options(self.follow),
+            normalize: s.normalize(),
+            shingle: s.shingle()?,
+            sketch: s.sketch(),
+            num_perm,
+            lsh,
+            seed: s.seed,
+            threshold: self.threshold,
+            verify: self.verify.mode(),
+            max_bucket: self.max_bucket,
+            ..ScanConfig::default()
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The keep rule.
+    pub fn keep(&self) -> Keep {
+        match self.keep {
+            KeepArg::First => Keep::First,
+            KeepArg::Longest => Keep::Longest,
+            KeepArg::Shortest => Keep::Shortest,
+        }
+    }
+}
+
+impl VerifyArg {
+    /// The library's verification mode.
+    pub fn mode(self) -> VerifyMode {
+        match self {
+            VerifyArg::Auto => VerifyMode::Auto,
+            VerifyArg::Signature => VerifyMode::Signature,
+            VerifyArg::Exact => VerifyMode::Exact,
+            VerifyArg::None => VerifyMode::None,
+        }
+    }
 }
 
 /// Shingle kinds on the command line.

@@ -1,6 +1,7 @@
 //! The `ndup` command: parse flags, build the work, run it, report, exit.
 
 mod cli;
+mod dedup_cmd;
 mod exit;
 mod scan_cmd;
 mod sink;
@@ -34,5 +35,6 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
     }
     match cli.command {
         Command::Scan(args) => scan_cmd::run(*args),
+        Command::Dedup(args) => dedup_cmd::run(*args),
     }
 }
