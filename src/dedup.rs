@@ -363,6 +363,7 @@ impl<'p> Builder<'p> {
 pub fn dedup_files(pipeline: &Pipeline, paths: &[PathBuf], keep: Keep) -> Result<DedupReport> {
     let start = Instant::now();
     let (entries, skipped) = input::collect(paths, &pipeline.config().input)?;
+    pipeline.progress_total(entries.len() as u64);
     let mut b = Builder::new(pipeline);
     b.corpus.skipped = skipped;
     for chunk in entries.chunks(FILE_BATCH) {
@@ -387,6 +388,7 @@ pub fn dedup_files(pipeline: &Pipeline, paths: &[PathBuf], keep: Keep) -> Result
         b.add(items, |i, _, _| {
             (chunk[i].id.clone(), Origin::File(chunk[i].path.clone()))
         });
+        pipeline.advance(chunk.len() as u64);
     }
     b.finish(keep, start)
 }
@@ -434,6 +436,7 @@ pub fn dedup_records(pipeline: &Pipeline, inputs: &[PathBuf], keep: Keep) -> Res
                     },
                 )
             });
+            pipeline.advance(lines.len() as u64);
         }
     })?;
     b.finish(keep, start)

@@ -781,6 +781,55 @@ mod tests {
         assert!(e.to_string().contains("only once"), "{e}");
     }
 
+    #[derive(Default)]
+    struct Count(std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64);
+
+    impl crate::scan::Progress for Count {
+        fn total(&self, n: u64) {
+            self.0.store(n, std::sync::atomic::Ordering::Relaxed);
+        }
+        fn advance(&self, n: u64) {
+            self.1.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn signing_records_reports_progress_and_keeps_input_order() {
+        use crate::scan::Pipeline;
+        use std::sync::atomic::Ordering::Relaxed;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let lines: String = (0..40)
+            .map(|i| {
+                format!(
+                    "{}\n",
+                    serde_json::json!({"text": format!("document number {i}")})
+                )
+            })
+            .collect();
+        std::fs::write(&path, format!("{lines}not json\n")).unwrap();
+        let count = Arc::new(Count::default());
+        let p = Pipeline::new(Default::default())
+            .unwrap()
+            .with_progress(count.clone());
+        let corpus = p.sign_records(&[path]).unwrap();
+        assert_eq!(count.1.load(Relaxed), 41);
+        assert_eq!(count.0.load(Relaxed), 0, "no total is known for records");
+        let ids: Vec<&str> = corpus.documents.iter().map(|d| d.id.as_str()).collect();
+        let want: Vec<String> = (1..=40).map(|i| i.to_string()).collect();
+        assert_eq!(ids, want);
+        assert_eq!(corpus.signed.len(), 40);
+        assert_eq!(corpus.stats.skipped_malformed, 1);
+
+        let count = Arc::new(Count::default());
+        let p = Pipeline::new(Default::default())
+            .unwrap()
+            .with_progress(count.clone());
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        p.sign_files(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!((count.0.load(Relaxed), count.1.load(Relaxed)), (2, 2));
+    }
+
     #[test]
     fn ids_fall_back_to_line_numbers_and_duplicates_are_refused() {
         let source = RecordSource {

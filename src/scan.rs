@@ -199,6 +199,16 @@ pub struct Pipeline {
     shingler: Shingler,
     signer: Signer,
     verifier: Verifier,
+    progress: Option<Arc<dyn Progress>>,
+}
+
+/// Told how far phase one (reading and signing) has got: the binary draws a progress bar with
+/// it. Called from worker threads, so it must be cheap.
+pub trait Progress: Send + Sync {
+    /// The number of documents to read, when known in advance (files, not records).
+    fn total(&self, _documents: u64) {}
+    /// `documents` more were read and signed (or skipped).
+    fn advance(&self, documents: u64);
 }
 
 impl Pipeline {
@@ -210,7 +220,28 @@ impl Pipeline {
             signer: Signer::new(config.sketch_params())?,
             verifier: Verifier::new(config.verify, config.threshold, config.num_perm),
             config,
+            progress: None,
         })
+    }
+
+    /// Reports the progress of phase one to `progress`.
+    pub fn with_progress(mut self, progress: Arc<dyn Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Tells the progress observer, if any, that `n` more documents were handled.
+    pub(crate) fn advance(&self, n: u64) {
+        if let Some(p) = &self.progress {
+            p.advance(n);
+        }
+    }
+
+    /// Tells the progress observer, if any, how many documents there are.
+    pub(crate) fn progress_total(&self, n: u64) {
+        if let Some(p) = &self.progress {
+            p.total(n);
+        }
     }
 
     /// The configuration.
@@ -286,9 +317,14 @@ impl Pipeline {
     /// Phase one: finds, reads, normalizes, shingles and signs every document, in parallel.
     pub fn sign_files(&self, paths: &[PathBuf]) -> Result<SignedCorpus> {
         let (entries, mut skipped) = input::collect(paths, &self.config.input)?;
+        self.progress_total(entries.len() as u64);
         let outcomes: Vec<Outcome> = entries
             .par_iter()
-            .map_init(Scratch::default, |s, e| self.process(e, s))
+            .map_init(Scratch::default, |s, e| {
+                let outcome = self.process(e, s);
+                self.advance(1);
+                outcome
+            })
             .collect();
 
         let mut stats = Stats::default();
@@ -378,6 +414,7 @@ impl Pipeline {
                     })
                     .collect();
                 self.merge_records(&batch, outcomes, &mut ids, &mut corpus);
+                self.advance(batch.lines.len() as u64);
             }
         })?;
         let SignedCorpus {

@@ -915,3 +915,75 @@ mod dedup {
         );
     }
 }
+
+mod config {
+    use super::*;
+
+    #[test]
+    fn ndup_toml_in_the_root_holds_options_and_flags_override_it() {
+        let dir = tempfile::tempdir().unwrap();
+        planted_tree(dir.path());
+        std::fs::write(
+            dir.path().join("docs/ndup.toml"),
+            "format = \"csv\"\nexclude = [\"old/**\"]\nfail-on-duplicates = true\n\
+             [dedup]\nkeep = \"longest\"\n",
+        )
+        .unwrap();
+        let (code, out, err) = run(dir.path(), &["scan", "docs"]);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(
+            out.lines().collect::<Vec<_>>()[..2]
+                .iter()
+                .map(|l| l.split(',').take(2).collect::<Vec<_>>().join(","))
+                .collect::<Vec<_>>(),
+            ["a,b", "docs/a copy.md,docs/a.md"]
+        );
+        assert_eq!(out.lines().count(), 2, "old/** is excluded: {out}");
+        // Flags win: another format, another exclude list (replacing the file's).
+        let (code, out, _) = run(
+            dir.path(),
+            &["scan", "docs", "--format", "jsonl", "--exclude", "a*"],
+        );
+        assert_eq!(code, 1);
+        assert_eq!(pairs(&out), of(&[("docs/b.md", "docs/old/b.md")]));
+        // The [dedup] table is for dedup only; top-level keys it does not know are left alone.
+        let (code, _, err) = run(dir.path(), &["dedup", "docs", "-o", "-"]);
+        assert_eq!(code, 0, "{err}");
+    }
+
+    #[test]
+    fn config_flag_and_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        planted_tree(dir.path());
+        std::fs::write(dir.path().join("ci.toml"), "max_pairs = 1\nquiet = true\n").unwrap();
+        let (code, out, err) = run(dir.path(), &["scan", "docs", "--config", "ci.toml"]);
+        assert_eq!(code, 1);
+        assert_eq!(pairs(&out).len(), 2);
+        assert!(err.is_empty(), "{err}");
+        for (text, msg) in [
+            ("colour = true\n", "ci.toml: unknown option `colour`"),
+            (
+                "quiet = \"yes\"\n",
+                "ci.toml: `quiet` must be true or false",
+            ),
+            ("threshold = \"high\"\n", "with the options of ci.toml"),
+            ("threshold = [\n", "ci.toml:"),
+            (
+                "[scan]\nkeep = \"first\"\n",
+                "ci.toml: [scan]: unknown option `keep`",
+            ),
+        ] {
+            std::fs::write(dir.path().join("ci.toml"), text).unwrap();
+            let (code, out, err) = run(dir.path(), &["scan", "docs", "--config", "ci.toml"]);
+            assert_eq!(code, 2, "{text}");
+            assert!(out.is_empty());
+            assert!(err.contains(msg), "{text}: {err}");
+        }
+        let (code, _, err) = run(dir.path(), &["scan", "docs", "--config", "none.toml"]);
+        assert_eq!(code, 2);
+        assert!(
+            err.contains("none.toml: cannot read the configuration"),
+            "{err}"
+        );
+    }
+}

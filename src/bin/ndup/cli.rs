@@ -103,6 +103,11 @@ pub struct DedupArgs {
 
     #[command(flatten)]
     pub input: InputArgs,
+
+    /// Read options from FILE [default: ndup.toml in the scanned root, when there is one].
+    /// Flags on the command line override it.
+    #[arg(long = "config", value_name = "FILE")]
+    pub config_file: Option<PathBuf>,
 }
 
 impl DedupArgs {
@@ -318,6 +323,11 @@ pub struct ScanArgs {
 
     #[command(flatten)]
     pub input: InputArgs,
+
+    /// Read options from FILE [default: ndup.toml in the scanned root, when there is one].
+    /// Flags on the command line override it.
+    #[arg(long = "config", value_name = "FILE")]
+    pub config_file: Option<PathBuf>,
 }
 
 /// Where documents come from, beyond the paths: JSON lines, ignore rules, filters. Shared by

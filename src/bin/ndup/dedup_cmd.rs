@@ -11,12 +11,17 @@ use ndup::scan::Pipeline;
 
 use crate::cli::DedupArgs;
 use crate::exit::Exit;
+use crate::progress;
 use crate::sink;
 
 /// Runs `ndup dedup`.
 pub fn run(args: DedupArgs) -> Result<Exit> {
     let config = args.config()?;
-    let pipeline = Pipeline::new(config)?;
+    let bar = progress::Bar::for_stderr(args.quiet);
+    let mut pipeline = Pipeline::new(config)?;
+    if let Some(bar) = &bar {
+        pipeline = pipeline.with_progress(bar.clone());
+    }
     let jsonl = args.input.is_jsonl(&args.inputs)?;
     let out = (args.output.as_os_str() != "-").then_some(args.output.as_path());
     if let Some(out) = out {
@@ -39,6 +44,9 @@ pub fn run(args: DedupArgs) -> Result<Exit> {
     } else {
         dedup::dedup_files(&pipeline, &args.inputs, args.keep())?
     };
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
 
     sink::write_to(out, |w| {
         if jsonl {

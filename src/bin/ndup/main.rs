@@ -1,8 +1,10 @@
 //! The `ndup` command: parse flags, build the work, run it, report, exit.
 
 mod cli;
+mod config_file;
 mod dedup_cmd;
 mod exit;
+mod progress;
 mod scan_cmd;
 mod sink;
 
@@ -12,7 +14,22 @@ use crate::cli::{Cli, Command};
 use crate::exit::Exit;
 
 fn main() {
-    let cli = Cli::parse();
+    let (argv, config) = match config_file::expand(std::env::args_os().collect()) {
+        Ok(x) => x,
+        Err(err) => {
+            eprintln!("ndup: {err:#}");
+            std::process::exit(Exit::Error as i32);
+        }
+    };
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(err) => {
+            if let Some(path) = config.filter(|_| err.use_stderr()) {
+                eprintln!("ndup: with the options of {}:", path.display());
+            }
+            err.exit()
+        }
+    };
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {

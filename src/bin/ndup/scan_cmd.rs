@@ -13,12 +13,17 @@ use ndup::scan::Pipeline;
 
 use crate::cli::ScanArgs;
 use crate::exit::Exit;
+use crate::progress;
 use crate::sink;
 
 /// Runs `ndup scan`.
 pub fn run(args: ScanArgs) -> Result<Exit> {
     let config = args.config()?;
-    let pipeline = Pipeline::new(config)?;
+    let bar = progress::Bar::for_stderr(args.quiet);
+    let mut pipeline = Pipeline::new(config)?;
+    if let Some(bar) = &bar {
+        pipeline = pipeline.with_progress(bar.clone());
+    }
     // Accepted pairs are read first: a bad file is a usage error before any work.
     let root = scanned_root(&args.paths);
     let ignore = NdupIgnore::load(&root)?;
@@ -39,6 +44,9 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
         print_skips(&corpus.skipped);
     }
     let mut report = pipeline.find_pairs(corpus, start)?;
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
     if let Some(ignore) = &ignore {
         report.stats.ignored_pairs = report.remove_pairs(|a, b| ignore.accepts(a, b));
     }
