@@ -27,6 +27,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
 
 use serde::Serialize;
@@ -249,6 +250,7 @@ pub struct RecordSource {
     path: Option<PathBuf>,
     compression: Compression,
     spool: Option<tempfile::TempPath>,
+    reopened: AtomicUsize,
 }
 
 impl PartialEq for RecordSource {
@@ -287,8 +289,15 @@ impl RecordSource {
         }
     }
 
+    /// How many times the stream was decompressed again from its start (a diagnostic: exact
+    /// verification should do it once per batch of pairs, not once per record).
+    pub fn times_reopened(&self) -> usize {
+        self.reopened.load(Ordering::Relaxed)
+    }
+
     /// Opens the stream again from its start, decompressed.
     fn reopen(&self) -> io::Result<DynBufRead> {
+        self.reopened.fetch_add(1, Ordering::Relaxed);
         let path = match (&self.spool, &self.path) {
             (Some(spool), _) => spool.to_path_buf(),
             (None, Some(path)) => path.clone(),
@@ -509,6 +518,7 @@ fn read_source(input: &Path, spool_stdin: bool, send: &mut dyn FnMut(Event) -> b
         path: (!stdin).then(|| input.to_path_buf()),
         compression,
         spool: spool_path,
+        reopened: AtomicUsize::new(0),
     });
     let new_batch = || Batch {
         source: Arc::clone(&source),
@@ -770,6 +780,42 @@ mod tests {
         }
     }
 
+    /// Regression: exact verification once re-read a compressed source from its start for every
+    /// record (quadratic); it must decompress it once per batch of pairs.
+    #[test]
+    fn exact_verification_decompresses_once_per_batch() {
+        use crate::config::ScanConfig;
+        use crate::scan::{Origin, Pipeline};
+        use crate::verify::VerifyMode;
+        let dir = tempfile::tempdir().unwrap();
+        let base = "a long enough sentence about rivers, stones and the gardens by the harbour";
+        let lines: String = (0..30)
+            .map(|i| {
+                format!(
+                    "{}\n",
+                    serde_json::json!({"text": format!("{base} {}", i % 3)})
+                )
+            })
+            .collect();
+        let path = dir.path().join("c.jsonl.zst");
+        std::fs::write(&path, zstd::encode_all(lines.as_bytes(), 3).unwrap()).unwrap();
+        let config = ScanConfig {
+            verify: VerifyMode::Exact,
+            threshold: 0.5,
+            ..Default::default()
+        };
+        let report = Pipeline::new(config)
+            .unwrap()
+            .scan_records(&[path])
+            .unwrap();
+        assert!(report.pairs.len() > 100, "{}", report.pairs.len());
+        assert!(report.pairs.iter().all(|p| p.jaccard.is_some()));
+        let Origin::Record { source, .. } = &report.documents[0].origin else {
+            panic!("a record");
+        };
+        assert_eq!(source.times_reopened(), 1);
+    }
+
     #[test]
     fn directories_and_missing_files_are_errors() {
         let dir = tempfile::tempdir().unwrap();
@@ -837,6 +883,7 @@ mod tests {
             path: Some("a.jsonl".into()),
             compression: Compression::None,
             spool: None,
+            reopened: AtomicUsize::new(0),
         };
         let mut given: Vec<String> = Vec::new();
         let mut ids = Ids::new(1, true);

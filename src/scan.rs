@@ -574,11 +574,7 @@ impl Pipeline {
             let mut needed: Vec<u32> = batch.iter().flat_map(|p| [p.a, p.b]).collect();
             needed.sort_unstable();
             needed.dedup();
-            let sets: HashMap<u32, std::result::Result<Vec<u64>, Skip>> = needed
-                .par_iter()
-                .map(|&d| (d, self.reload(&docs[d as usize])))
-                .collect();
-            let sets = self.reload_records(docs, &needed, sets);
+            let sets = self.reload_many(docs, &needed);
             for p in batch {
                 match (&sets[&p.a], &sets[&p.b]) {
                     (Ok(x), Ok(y)) => {
@@ -629,15 +625,19 @@ impl Pipeline {
         parse_record(line, &fields).map(|r| self.shingle_set(&r.text))
     }
 
-    /// Reads again the records among `needed` (which `sets` holds as single reads), one pass per
-    /// source in offset order: a compressed source is decompressed once per batch, not once per
-    /// record.
-    fn reload_records(
+    /// Reads the documents in `needed` again and returns their shingle sets: files in parallel,
+    /// records with one pass per source in offset order, so that a compressed source is
+    /// decompressed once per batch rather than once per record.
+    fn reload_many(
         &self,
         docs: &[Document],
         needed: &[u32],
-        mut sets: HashMap<u32, std::result::Result<Vec<u64>, Skip>>,
     ) -> HashMap<u32, std::result::Result<Vec<u64>, Skip>> {
+        let mut sets: HashMap<u32, std::result::Result<Vec<u64>, Skip>> = needed
+            .par_iter()
+            .filter(|&&d| matches!(docs[d as usize].origin, Origin::File(_)))
+            .map(|&d| (d, self.reload(&docs[d as usize])))
+            .collect();
         // Each source with its (offset, document) pairs.
         type Wanted<'a> = (&'a Arc<RecordSource>, Vec<(u64, u32)>);
         let mut by_source: Vec<Wanted> = Vec::new();
