@@ -780,6 +780,38 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_corrupt_stream_keeps_the_records_before_the_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: String = (0..2000)
+            .map(|i| format!("{}\n", serde_json::json!({"text": format!("record {i}")})))
+            .collect();
+        let mut gz = {
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            enc.write_all(lines.as_bytes()).unwrap();
+            enc.finish().unwrap()
+        };
+        gz.truncate(gz.len() * 2 / 3);
+        let path = dir.path().join("cut.jsonl.gz");
+        std::fs::write(&path, gz).unwrap();
+        let (mut read, mut skips) = (0, Vec::new());
+        read_batches(&[path], false, |ev| match ev {
+            Event::Batch(b) => read += b.lines.len(),
+            Event::Skip(s) => skips.push(s),
+        })
+        .unwrap();
+        assert!(read > 0 && read < 2000, "{read}");
+        assert_eq!(skips.len(), 1);
+        assert_eq!(skips[0].kind, SkipKind::Unreadable);
+        assert!(
+            skips[0]
+                .reason
+                .starts_with(&format!("read error after line {read}")),
+            "{:?}",
+            skips[0]
+        );
+    }
+
     /// Regression: exact verification once re-read a compressed source from its start for every
     /// record (quadratic); it must decompress it once per batch of pairs.
     #[test]

@@ -270,6 +270,32 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn clusters_in_every_file_format() {
+        let opts = ReportOptions {
+            clusters: true,
+            ..Default::default()
+        };
+        let csv = render(Format::Csv, opts);
+        assert_eq!(
+            csv,
+            "cluster,size,member\n1,3,docs/a.md\n1,3,\"docs/b, \"\"quoted\"\".md\"\n1,3,docs/c.md\n"
+        );
+        let sarif: serde_json::Value = serde_json::from_str(&render(Format::Sarif, opts)).unwrap();
+        let results = sarif["runs"][0]["results"].as_array().unwrap();
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0]["locations"].as_array().unwrap().len(), 3);
+        assert_eq!(results[0]["properties"]["size"], 3);
+        let github = render(Format::Github, opts);
+        assert!(
+            github.starts_with(
+                "::warning file=docs/a.md,line=1,title=Near-duplicate cluster::docs/a.md and 2 \
+                 other document(s) are near-duplicates: docs/b, \"quoted\".md, docs/c.md\n"
+            ),
+            "{github}"
+        );
+    }
+
+    #[test]
     fn github_annotations() {
         let out = render(Format::Github, ReportOptions::default());
         let lines: Vec<&str> = out.lines().collect();
