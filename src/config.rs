@@ -116,6 +116,7 @@ impl ScanConfig {
                 "--max-bucket must be at least 2".into(),
             ));
         }
+        self.input.records.validate()?;
         crate::shingle::Shingler::new(&self.shingle)?;
         crate::minhash::Signer::new(self.sketch_params())?;
         if let Some(s) = self.sample {

@@ -21,6 +21,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An input that exists but cannot be used as given.
+    #[error("{path}: {reason}")]
+    BadInput {
+        /// The path as the user wrote it.
+        path: PathBuf,
+        /// Why it cannot be used.
+        reason: String,
+    },
     /// The parameters contradict each other or are out of range.
     #[error("invalid parameters: {0}")]
     InvalidConfig(String),

@@ -5,15 +5,24 @@
 //! yields `docs/a.md`. Symbolic links are followed only when asked. A file with a NUL byte in its
 //! first 8 KiB is binary and skipped; invalid UTF-8 is decoded lossily; a file that cannot be read
 //! is skipped with the operating system's reason. None of these stops the scan.
+//!
+//! Walking follows ripgrep's rules (with its `ignore` crate): `.gitignore`, `.ignore`, git's
+//! `info/exclude` and global excludes are respected (also outside a git repository), and hidden
+//! files and directories are skipped, unless turned off; `globs` and `excludes` filter further,
+//! and files larger than `max_filesize` are skipped and counted. A path given by name is always
+//! read, whatever these rules say. Paths listed in a `files_from` list are read as given too,
+//! except that the globs and the size limit still apply to them.
 
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use ignore::WalkBuilder;
+use ignore::overrides::{Override, OverrideBuilder};
 use serde::Serialize;
-use walkdir::WalkDir;
 
 use crate::error::{Error, Result};
+use crate::records::RecordOptions;
 
 /// How far into a file to look for a NUL byte (the same heuristic as git and ripgrep).
 pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -23,6 +32,23 @@ pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 pub struct InputOptions {
     /// Follow symbolic links while walking directories.
     pub follow_links: bool,
+    /// Walk hidden files and directories too.
+    pub hidden: bool,
+    /// Do not respect `.gitignore`, `.ignore` and git's exclude files.
+    pub no_ignore: bool,
+    /// Only files matching one of these globs (gitignore syntax, relative to the walked root; a
+    /// leading `!` excludes instead).
+    pub globs: Vec<String>,
+    /// Never files matching these globs.
+    pub excludes: Vec<String>,
+    /// Skip files larger than this many bytes.
+    pub max_filesize: Option<u64>,
+    /// A file listing more paths to read, one per line (`-`: standard input).
+    pub files_from: Option<PathBuf>,
+    /// The list is NUL-separated instead of newline-separated.
+    pub files_from_nul: bool,
+    /// The id and text fields of JSON-lines records.
+    pub records: RecordOptions,
 }
 
 /// A document to read: its id and where its text is.
@@ -42,6 +68,10 @@ pub enum SkipKind {
     Binary,
     /// The file or directory could not be read.
     Unreadable,
+    /// A JSON-lines record that is not a usable document (bad JSON, no text, a duplicate id).
+    Malformed,
+    /// A file larger than `max_filesize`.
+    TooLarge,
 }
 
 impl SkipKind {
@@ -50,6 +80,8 @@ impl SkipKind {
         match self {
             SkipKind::Binary => "binary",
             SkipKind::Unreadable => "unreadable",
+            SkipKind::Malformed => "malformed",
+            SkipKind::TooLarge => "too-large",
         }
     }
 }
@@ -65,8 +97,8 @@ pub struct Skip {
     pub reason: String,
 }
 
-/// Finds the documents under `paths`. A path that does not exist is an error before any work;
-/// problems met while walking become [`Skip`]s.
+/// Finds the documents under `paths` (and in the `files_from` list). A path that does not exist
+/// is an error before any work; problems met while walking become [`Skip`]s.
 pub fn collect(paths: &[PathBuf], opts: &InputOptions) -> Result<(Vec<Entry>, Vec<Skip>)> {
     for p in paths {
         // symlink_metadata: a dangling link given by name is still "there" and is reported when
@@ -75,59 +107,212 @@ pub fn collect(paths: &[PathBuf], opts: &InputOptions) -> Result<(Vec<Entry>, Ve
             return Err(Error::MissingPath { path: p.clone() });
         }
     }
-    let mut entries = Vec::new();
-    let mut skips = Vec::new();
-    // A file reached twice (`ndup scan docs docs/a.md`) is one document. Keyed by path, not by
-    // id: two names that differ only in invalid UTF-8 share a lossy id but are two files.
-    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let listed = match &opts.files_from {
+        Some(list) => read_list(list, opts.files_from_nul)?,
+        None => Vec::new(),
+    };
+    let mut found = Found::default();
     for root in paths {
-        let walker = WalkDir::new(root)
-            .follow_links(opts.follow_links)
-            // A path given by name is always followed, as in ripgrep and fd.
-            .follow_root_links(true)
-            .sort_by_file_name();
-        for item in walker {
-            match item {
-                Ok(e) => {
-                    if e.file_type().is_dir() {
+        walk(root, opts, &mut found)?;
+    }
+    if !listed.is_empty() {
+        // Globs in a list are matched against the paths as written in it.
+        let filter = overrides(Path::new("."), opts)?;
+        for path in listed {
+            match fs::metadata(&path) {
+                Err(e) if fs::symlink_metadata(&path).is_err() => found.skip(&path, io_reason(&e)),
+                Ok(m) if m.is_dir() => walk(&path, opts, &mut found)?,
+                meta => {
+                    if filter.matched(&path, false).is_ignore() {
                         continue;
                     }
-                    // Unfollowed links are not documents, unless named directly.
-                    if e.path_is_symlink() && !opts.follow_links && e.depth() > 0 {
+                    if let Ok(m) = meta
+                        && too_large(m.len(), opts)
+                    {
+                        found.too_large(&path, m.len(), opts);
                         continue;
                     }
-                    // Only regular files are documents when walking: opening a FIFO met in a
-                    // tree would block the scan forever, a device might never end. Anything
-                    // named directly is read, as the user asked (`ndup scan <(cmd)`).
-                    if e.depth() > 0 && !e.file_type().is_file() {
-                        continue;
-                    }
-                    if seen.insert(e.path().to_path_buf()) {
-                        entries.push(Entry {
-                            id: display_id(e.path()),
-                            path: e.into_path(),
-                        });
-                    }
-                }
-                Err(err) => {
-                    let id = err
-                        .path()
-                        .map(display_id)
-                        .unwrap_or_else(|| display_id(root));
-                    let reason = match err.io_error() {
-                        Some(io) => io_reason(io),
-                        None => err.to_string(),
-                    };
-                    skips.push(Skip {
-                        id,
-                        kind: SkipKind::Unreadable,
-                        reason,
-                    });
+                    found.push(path);
                 }
             }
         }
     }
-    Ok((entries, skips))
+    Ok((found.entries, found.skips))
+}
+
+/// Documents found so far, without repeats.
+#[derive(Default)]
+struct Found {
+    entries: Vec<Entry>,
+    skips: Vec<Skip>,
+    // A file reached twice (`ndup scan docs docs/a.md`) is one document. Keyed by path, not by
+    // id: two names that differ only in invalid UTF-8 share a lossy id but are two files.
+    seen: HashSet<PathBuf>,
+}
+
+impl Found {
+    fn push(&mut self, path: PathBuf) {
+        if self.seen.insert(path.clone()) {
+            self.entries.push(Entry {
+                id: display_id(&path),
+                path,
+            });
+        }
+    }
+
+    fn skip(&mut self, path: &Path, reason: String) {
+        self.skips.push(Skip {
+            id: display_id(path),
+            kind: SkipKind::Unreadable,
+            reason,
+        });
+    }
+
+    fn too_large(&mut self, path: &Path, len: u64, opts: &InputOptions) {
+        self.skips.push(Skip {
+            id: display_id(path),
+            kind: SkipKind::TooLarge,
+            reason: format!(
+                "{len} bytes, larger than the limit of {} bytes",
+                opts.max_filesize.unwrap_or(0)
+            ),
+        });
+    }
+}
+
+fn too_large(len: u64, opts: &InputOptions) -> bool {
+    opts.max_filesize.is_some_and(|max| len > max)
+}
+
+/// The `globs` and `excludes` as ripgrep-style overrides rooted at `root`.
+fn overrides(root: &Path, opts: &InputOptions) -> Result<Override> {
+    let mut b = OverrideBuilder::new(root);
+    let bad = |flag: &str, glob: &str, e: ignore::Error| {
+        Error::InvalidConfig(format!("{flag} `{glob}`: {e}"))
+    };
+    for g in &opts.globs {
+        b.add(g).map_err(|e| bad("--glob", g, e))?;
+    }
+    for g in &opts.excludes {
+        // An exclude is an override glob with its sense inverted, as `!glob` in ripgrep.
+        let inverted = match g.strip_prefix('!') {
+            Some(rest) => rest.to_string(),
+            None => format!("!{g}"),
+        };
+        b.add(&inverted).map_err(|e| bad("--exclude", g, e))?;
+    }
+    b.build()
+        .map_err(|e| Error::InvalidConfig(format!("invalid glob: {e}")))
+}
+
+/// Walks one root in sorted order, with the ignore rules.
+fn walk(root: &Path, opts: &InputOptions, found: &mut Found) -> Result<()> {
+    let respect = !opts.no_ignore;
+    let mut b = WalkBuilder::new(root);
+    b.follow_links(opts.follow_links)
+        .hidden(!opts.hidden)
+        .ignore(respect)
+        .git_ignore(respect)
+        .git_exclude(respect)
+        .git_global(respect)
+        .parents(respect)
+        // A .gitignore speaks for its tree even outside a git repository (unlike ripgrep).
+        .require_git(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .overrides(overrides(root, opts)?);
+    for item in b.build() {
+        match item {
+            Ok(e) => {
+                if e.file_type().is_some_and(|t| t.is_dir()) {
+                    continue;
+                }
+                // Unfollowed links are not documents, unless named directly.
+                if e.path_is_symlink() && !opts.follow_links && e.depth() > 0 {
+                    continue;
+                }
+                // Only regular files are documents when walking: opening a FIFO met in a tree
+                // would block the scan forever, a device might never end. Anything named
+                // directly is read, as the user asked (`ndup scan <(cmd)`).
+                if e.depth() > 0 && !e.file_type().is_some_and(|t| t.is_file()) {
+                    continue;
+                }
+                if e.depth() > 0
+                    && opts.max_filesize.is_some()
+                    && let Ok(m) = e.metadata()
+                    && too_large(m.len(), opts)
+                {
+                    found.too_large(e.path(), m.len(), opts);
+                    continue;
+                }
+                found.push(e.into_path());
+            }
+            Err(err) => {
+                let path = error_path(&err).unwrap_or(root).to_path_buf();
+                let reason = match err.io_error() {
+                    Some(io) => io_reason(io),
+                    None => err.to_string(),
+                };
+                // Errors met while following links come through walkdir, whose message repeats
+                // the path: "IO error for operation on docs/x: reason". The id already says it.
+                let prefix = format!("IO error for operation on {}: ", path.display());
+                let reason = reason
+                    .strip_prefix(&prefix)
+                    .map_or(reason.clone(), str::to_string);
+                found.skip(&path, reason);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The path an error from the walker is about, if it says.
+fn error_path(err: &ignore::Error) -> Option<&Path> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        ignore::Error::Partial(errs) => errs.iter().find_map(error_path),
+        ignore::Error::Loop { child, .. } => Some(child),
+        _ => None,
+    }
+}
+
+/// Reads a list of paths, one per line (or NUL-separated); `-` reads it from standard input.
+/// Empty entries are ignored; a carriage return before a newline is dropped.
+pub fn read_list(list: &Path, nul: bool) -> Result<Vec<PathBuf>> {
+    let bytes = if list.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+            .map_err(|e| Error::io("standard input", e))?;
+        buf
+    } else {
+        fs::read(list).map_err(|e| Error::io(list, e))?
+    };
+    let sep = if nul { b'\0' } else { b'\n' };
+    Ok(bytes
+        .split(|&b| b == sep)
+        .map(|p| {
+            if !nul {
+                p.strip_suffix(b"\r").unwrap_or(p)
+            } else {
+                p
+            }
+        })
+        .filter(|p| !p.is_empty())
+        .map(path_from_bytes)
+        .collect())
+}
+
+#[cfg(unix)]
+fn path_from_bytes(b: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+#[cfg(not(unix))]
+fn path_from_bytes(b: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
 /// The id of a path: as given, lossily converted to UTF-8.
@@ -201,22 +386,197 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_file_named_twice_is_one_document_but_lossy_namesakes_are_two() {
-        use std::os::unix::ffi::OsStrExt;
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a.txt");
-        fs::write(&a, "a").unwrap();
-        let (entries, _) = collect(&[dir.path().to_path_buf(), a], &Default::default()).unwrap();
-        assert_eq!(entries.len(), 1);
+    /// Ids of the documents found under `dir`, relative to it.
+    fn found(dir: &Path, opts: &InputOptions) -> (Vec<String>, Vec<Skip>) {
+        let (entries, skips) = collect(&[dir.to_path_buf()], opts).unwrap();
+        let ids = entries
+            .iter()
+            .map(|e| {
+                e.path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        (ids, skips)
+    }
 
+    fn tree() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        for name in [&b"x\xff.txt"[..], b"x\xfe.txt"] {
-            fs::write(dir.path().join(std::ffi::OsStr::from_bytes(name)), "x").unwrap();
+        let p = dir.path();
+        for d in ["ignored", ".hidden", "sub"] {
+            fs::create_dir(p.join(d)).unwrap();
         }
-        let (entries, _) = collect(&[dir.path().to_path_buf()], &Default::default()).unwrap();
-        assert_eq!(entries.len(), 2);
-        assert_eq!(entries[0].id, entries[1].id);
+        fs::write(p.join(".gitignore"), "ignored/\n*.log\n").unwrap();
+        fs::write(p.join(".ignore"), "sub/secret.md\n").unwrap();
+        for f in [
+            "a.md",
+            "b.txt",
+            "x.log",
+            "ignored/c.md",
+            ".hidden/d.md",
+            "sub/e.md",
+            "sub/secret.md",
+        ] {
+            fs::write(p.join(f), f).unwrap();
+        }
+        fs::write(p.join("big.md"), "x".repeat(5000)).unwrap();
+        dir
+    }
+
+    #[test]
+    fn ignore_files_and_hidden_files_are_respected_unless_asked() {
+        let dir = tree();
+        let (ids, _) = found(dir.path(), &Default::default());
+        assert_eq!(ids, ["a.md", "b.txt", "big.md", "sub/e.md"]);
+        let opts = InputOptions {
+            hidden: true,
+            ..Default::default()
+        };
+        let (ids, _) = found(dir.path(), &opts);
+        assert_eq!(
+            ids,
+            [
+                ".gitignore",
+                ".hidden/d.md",
+                ".ignore",
+                "a.md",
+                "b.txt",
+                "big.md",
+                "sub/e.md"
+            ]
+        );
+        let opts = InputOptions {
+            no_ignore: true,
+            ..Default::default()
+        };
+        let (ids, _) = found(dir.path(), &opts);
+        assert_eq!(
+            ids,
+            [
+                "a.md",
+                "b.txt",
+                "big.md",
+                "ignored/c.md",
+                "sub/e.md",
+                "sub/secret.md",
+                "x.log"
+            ]
+        );
+    }
+
+    #[test]
+    fn globs_excludes_and_size_limit() {
+        let dir = tree();
+        let opts = InputOptions {
+            globs: vec!["*.md".into()],
+            excludes: vec!["sub/**".into()],
+            ..Default::default()
+        };
+        assert_eq!(found(dir.path(), &opts).0, ["a.md", "big.md"]);
+        let opts = InputOptions {
+            globs: vec!["!a.md".into()],
+            ..Default::default()
+        };
+        assert_eq!(found(dir.path(), &opts).0, ["b.txt", "big.md", "sub/e.md"]);
+        let opts = InputOptions {
+            max_filesize: Some(4096),
+            ..Default::default()
+        };
+        let (ids, skips) = found(dir.path(), &opts);
+        assert_eq!(ids, ["a.md", "b.txt", "sub/e.md"]);
+        assert_eq!(skips.len(), 1);
+        assert_eq!(skips[0].kind, SkipKind::TooLarge);
+        assert!(skips[0].id.ends_with("big.md"));
+        assert_eq!(
+            skips[0].reason,
+            "5000 bytes, larger than the limit of 4096 bytes"
+        );
+        let bad = InputOptions {
+            globs: vec!["a[".into()],
+            ..Default::default()
+        };
+        let e = collect(&[dir.path().to_path_buf()], &bad).unwrap_err();
+        assert!(e.to_string().contains("--glob `a[`"), "{e}");
+    }
+
+    #[test]
+    fn a_path_named_directly_is_always_read() {
+        let dir = tree();
+        let hidden = dir.path().join(".hidden/d.md");
+        let ignored = dir.path().join("ignored");
+        let opts = InputOptions {
+            max_filesize: Some(1),
+            ..Default::default()
+        };
+        let (entries, _) = collect(&[hidden.clone(), ignored], &opts).unwrap();
+        // The ignored directory named directly is walked, but its files obey the size limit.
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].path, hidden);
+    }
+
+    #[test]
+    fn lists_of_paths() {
+        let dir = tree();
+        let p = dir.path();
+        let list = p.join("list");
+        let a = p.join("a.md");
+        let hidden = p.join(".hidden/d.md");
+        let missing = p.join("missing.md");
+        let text = format!(
+            "{}\r\n\n{}\n{}\n",
+            a.display(),
+            hidden.display(),
+            missing.display()
+        );
+        fs::write(&list, text).unwrap();
+        let opts = InputOptions {
+            files_from: Some(list.clone()),
+            ..Default::default()
+        };
+        let (entries, skips) = collect(&[], &opts).unwrap();
+        let paths: Vec<_> = entries.iter().map(|e| e.path.clone()).collect();
+        assert_eq!(paths, [a.clone(), hidden.clone()]);
+        assert_eq!(skips.len(), 1);
+        assert_eq!(skips[0].id, display_id(&missing));
+        assert_eq!(skips[0].reason, "No such file or directory");
+
+        fs::write(&list, format!("{}\0{}\0", a.display(), hidden.display())).unwrap();
+        let opts = InputOptions {
+            files_from: Some(list.clone()),
+            files_from_nul: true,
+            excludes: vec!["*.md".into()],
+            ..Default::default()
+        };
+        let (entries, _) = collect(&[], &opts).unwrap();
+        assert!(entries.is_empty(), "{entries:?}");
+        let opts = InputOptions {
+            files_from: Some(p.join("no-list")),
+            ..Default::default()
+        };
+        assert!(matches!(collect(&[], &opts), Err(Error::Io { .. })));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symbolic_links_are_followed_only_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        fs::create_dir(p.join("real")).unwrap();
+        fs::write(p.join("real/a.md"), "a").unwrap();
+        fs::create_dir(p.join("root")).unwrap();
+        std::os::unix::fs::symlink(p.join("real/a.md"), p.join("root/link.md")).unwrap();
+        std::os::unix::fs::symlink(p.join("real"), p.join("root/dir")).unwrap();
+        assert!(found(&p.join("root"), &Default::default()).0.is_empty());
+        let opts = InputOptions {
+            follow_links: true,
+            ..Default::default()
+        };
+        assert_eq!(found(&p.join("root"), &opts).0, ["dir/a.md", "link.md"]);
+        // A link named directly is followed.
+        let (entries, _) = collect(&[p.join("root/link.md")], &Default::default()).unwrap();
+        assert_eq!(entries.len(), 1);
     }
 
     #[test]

@@ -307,10 +307,7 @@ pub fn sample_files(
     }
     c.stats.documents = c.documents.len() as u64;
     for s in &skipped {
-        match s.kind {
-            SkipKind::Binary => c.stats.skipped_binary += 1,
-            SkipKind::Unreadable => c.stats.skipped_unreadable += 1,
-        }
+        c.stats.count_skip(s.kind);
     }
     c.skipped = skipped;
     Ok(c)

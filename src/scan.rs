@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -16,10 +17,12 @@ use crate::config::{Measure, Params, ScanConfig};
 use crate::error::{Error, Result};
 use crate::input::{self, Entry, Read, Skip, SkipKind};
 use crate::lsh::LshIndex;
+use crate::markers::strip_ignored;
 use crate::minhash::{Signer, agreement};
 use crate::normalize::normalize_into;
+use crate::records::{self, Batch, Event, Ids, RecordSource, parse_record};
 use crate::shingle::Shingler;
-use crate::verify::{Decision, Verifier, containment, jaccard};
+use crate::verify::{Decision, Verifier, VerifyMode, containment, jaccard};
 
 /// Pairs verified exactly per batch: bounds the shingle sets held at once.
 const EXACT_BATCH_PAIRS: usize = 1 << 16;
@@ -40,6 +43,15 @@ pub struct Document {
 pub enum Origin {
     /// A whole file.
     File(PathBuf),
+    /// One line of a JSON-lines source (see [`crate::records`] for how it is read again).
+    Record {
+        /// The source.
+        source: Arc<RecordSource>,
+        /// The line number, from 1.
+        line: u64,
+        /// The byte offset of the line in the decompressed stream.
+        offset: u64,
+    },
 }
 
 /// A reported pair. `a` and `b` index [`ScanReport::documents`]; `a`'s id sorts before `b`'s.
@@ -70,6 +82,10 @@ pub struct Stats {
     pub skipped_binary: u64,
     /// Files or directories that could not be read.
     pub skipped_unreadable: u64,
+    /// JSON-lines records that were not usable documents.
+    pub skipped_malformed: u64,
+    /// Files larger than the size limit.
+    pub skipped_too_large: u64,
     /// Bytes of text read.
     pub bytes: u64,
     /// Distinct candidate pairs considered.
@@ -80,6 +96,10 @@ pub struct Stats {
     pub oversized_buckets: u64,
     /// Pairs reported.
     pub pairs: u64,
+    /// Pairs accepted by `.ndupignore` rules, not reported.
+    pub ignored_pairs: u64,
+    /// Pairs accepted by the baseline, not reported.
+    pub baseline_pairs: u64,
     /// Wall time of the scan.
     #[serde(serialize_with = "as_secs")]
     pub elapsed: Duration,
@@ -87,6 +107,18 @@ pub struct Stats {
 
 fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_f64((d.as_secs_f64() * 1e6).round() / 1e6)
+}
+
+impl Stats {
+    /// Counts one skipped document under its kind.
+    pub fn count_skip(&mut self, kind: SkipKind) {
+        match kind {
+            SkipKind::Binary => self.skipped_binary += 1,
+            SkipKind::Unreadable => self.skipped_unreadable += 1,
+            SkipKind::Malformed => self.skipped_malformed += 1,
+            SkipKind::TooLarge => self.skipped_too_large += 1,
+        }
+    }
 }
 
 /// What a scan found.
@@ -108,6 +140,16 @@ impl ScanReport {
     /// The id of document `i`.
     pub fn id(&self, i: u32) -> &str {
         &self.documents[i as usize].id
+    }
+
+    /// Removes the pairs `accepted` says yes to (given both ids) and returns how many went.
+    pub fn remove_pairs(&mut self, accepted: impl Fn(&str, &str) -> bool) -> u64 {
+        let before = self.pairs.len();
+        let docs = &self.documents;
+        self.pairs
+            .retain(|p| !accepted(&docs[p.a as usize].id, &docs[p.b as usize].id));
+        self.stats.pairs = self.pairs.len() as u64;
+        (before - self.pairs.len()) as u64
     }
 
     /// Clusters: connected components of the pairs, each sorted by id, ordered by first id.
@@ -139,10 +181,21 @@ pub struct SignedCorpus {
 
 /// Per-thread buffers reused from one document to the next.
 #[derive(Default)]
-struct Scratch {
-    text: String,
+pub(crate) struct Scratch {
+    /// The normalized text of the current document.
+    pub(crate) text: String,
     hashes: Vec<u64>,
     slots: Vec<u64>,
+}
+
+/// What happened to one JSON-lines record.
+enum RecordOutcome {
+    Read {
+        id: Option<String>,
+        signature: Option<Vec<u32>>,
+        bytes: u64,
+    },
+    Malformed(String),
 }
 
 /// What happened to one entry.
@@ -158,6 +211,16 @@ pub struct Pipeline {
     shingler: Shingler,
     signer: Signer,
     verifier: Verifier,
+    progress: Option<Arc<dyn Progress>>,
+}
+
+/// Told how far phase one (reading and signing) has got: the binary draws a progress bar with
+/// it. Called from worker threads, so it must be cheap.
+pub trait Progress: Send + Sync {
+    /// The number of documents to read, when known in advance (files, not records).
+    fn total(&self, _documents: u64) {}
+    /// `documents` more were read and signed (or skipped).
+    fn advance(&self, documents: u64);
 }
 
 impl Pipeline {
@@ -169,7 +232,28 @@ impl Pipeline {
             signer: Signer::new(config.sketch_params())?,
             verifier: Verifier::new(config.verify, config.threshold, config.num_perm),
             config,
+            progress: None,
         })
+    }
+
+    /// Reports the progress of phase one to `progress`.
+    pub fn with_progress(mut self, progress: Arc<dyn Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Tells the progress observer, if any, that `n` more documents were handled.
+    pub(crate) fn advance(&self, n: u64) {
+        if let Some(p) = &self.progress {
+            p.advance(n);
+        }
+    }
+
+    /// Tells the progress observer, if any, how many documents there are.
+    pub(crate) fn progress_total(&self, n: u64) {
+        if let Some(p) = &self.progress {
+            p.total(n);
+        }
     }
 
     /// The configuration.
@@ -185,7 +269,7 @@ impl Pipeline {
     /// Normalizes `text` and returns its sorted, distinct shingle hashes.
     pub fn shingle_set(&self, text: &str) -> Vec<u64> {
         let mut norm = String::new();
-        normalize_into(text, &self.config.normalize, &mut norm);
+        normalize_into(&strip_ignored(text), &self.config.normalize, &mut norm);
         self.shingler.hash_set(&norm, self.config.seed)
     }
 
@@ -196,7 +280,17 @@ impl Pipeline {
     }
 
     fn sign_text(&self, text: &str, s: &mut Scratch) -> Option<Vec<u32>> {
-        normalize_into(text, &self.config.normalize, &mut s.text);
+        self.normalize_into_scratch(text, s);
+        self.sign_normalized(s)
+    }
+
+    /// Removes the `ndup:ignore` regions of `text` and normalizes it into `s.text`.
+    pub(crate) fn normalize_into_scratch(&self, text: &str, s: &mut Scratch) {
+        normalize_into(&strip_ignored(text), &self.config.normalize, &mut s.text);
+    }
+
+    /// Shingles and signs the normalized text in `s.text` (`None` when it has no shingle).
+    pub(crate) fn sign_normalized(&self, s: &mut Scratch) -> Option<Vec<u32>> {
         s.hashes.clear();
         self.shingler
             .hashes_into(&s.text, self.config.seed, &mut s.hashes);
@@ -244,9 +338,14 @@ impl Pipeline {
     /// Phase one: finds, reads, normalizes, shingles and signs every document, in parallel.
     pub fn sign_files(&self, paths: &[PathBuf]) -> Result<SignedCorpus> {
         let (entries, mut skipped) = input::collect(paths, &self.config.input)?;
+        self.progress_total(entries.len() as u64);
         let outcomes: Vec<Outcome> = entries
             .par_iter()
-            .map_init(Scratch::default, |s, e| self.process(e, s))
+            .map_init(Scratch::default, |s, e| {
+                let outcome = self.process(e, s);
+                self.advance(1);
+                outcome
+            })
             .collect();
 
         let mut stats = Stats::default();
@@ -281,10 +380,7 @@ impl Pipeline {
         }
         stats.documents = documents.len() as u64;
         for s in &skipped {
-            match s.kind {
-                SkipKind::Binary => stats.skipped_binary += 1,
-                SkipKind::Unreadable => stats.skipped_unreadable += 1,
-            }
+            stats.count_skip(s.kind);
         }
         Ok(SignedCorpus {
             documents,
@@ -293,6 +389,117 @@ impl Pipeline {
             skipped,
             stats,
         })
+    }
+
+    /// Scans JSON-lines corpora (`-` is standard input).
+    pub fn scan_records(&self, inputs: &[PathBuf]) -> Result<ScanReport> {
+        let start = Instant::now();
+        let corpus = self.sign_records(inputs)?;
+        self.find_pairs(corpus, start)
+    }
+
+    /// True when phase two may read documents again (exact verification).
+    fn may_reload(&self) -> bool {
+        matches!(self.config.verify, VerifyMode::Auto | VerifyMode::Exact)
+    }
+
+    /// Phase one for JSON-lines corpora: reads the records in batches and signs each batch in
+    /// parallel, keeping only ids, origins and signatures, so millions of records never sit in
+    /// memory at once. Produces the same [`SignedCorpus`] as [`Pipeline::sign_files`]. A record
+    /// whose id was already used is skipped as malformed: a report naming two documents alike
+    /// would be ambiguous.
+    pub fn sign_records(&self, inputs: &[PathBuf]) -> Result<SignedCorpus> {
+        let fields = self.config.input.records.fields();
+        let mut ids = Ids::new(inputs.len(), true);
+        let mut corpus = SignedCorpus::default();
+        records::read_batches(inputs, self.may_reload(), |ev| match ev {
+            Event::Skip(skip) => corpus.skipped.push(skip),
+            Event::Batch(batch) => {
+                let outcomes: Vec<RecordOutcome> = batch
+                    .lines
+                    .par_iter()
+                    .map_init(Scratch::default, |s, line| {
+                        match parse_record(batch.bytes(line), &fields) {
+                            Err(reason) => RecordOutcome::Malformed(reason),
+                            Ok(rec) => RecordOutcome::Read {
+                                bytes: rec.text.len() as u64,
+                                signature: self.sign_text(&rec.text, s),
+                                id: rec.id,
+                            },
+                        }
+                    })
+                    .collect();
+                self.merge_records(&batch, outcomes, &mut ids, &mut corpus);
+                self.advance(batch.lines.len() as u64);
+            }
+        })?;
+        let SignedCorpus {
+            documents,
+            skipped,
+            stats,
+            ..
+        } = &mut corpus;
+        stats.documents = documents.len() as u64;
+        for s in skipped.iter() {
+            stats.count_skip(s.kind);
+        }
+        Ok(corpus)
+    }
+
+    /// Adds a signed batch to the corpus, in input order.
+    fn merge_records(
+        &self,
+        batch: &Batch,
+        outcomes: Vec<RecordOutcome>,
+        ids: &mut Ids,
+        corpus: &mut SignedCorpus,
+    ) {
+        for (line, outcome) in batch.lines.iter().zip(outcomes) {
+            let (id, signature, bytes) = match outcome {
+                RecordOutcome::Malformed(reason) => {
+                    corpus.skipped.push(Skip {
+                        id: format!("{}:{}", batch.source.name(), line.number),
+                        kind: SkipKind::Malformed,
+                        reason,
+                    });
+                    continue;
+                }
+                RecordOutcome::Read {
+                    id,
+                    signature,
+                    bytes,
+                } => (id, signature, bytes),
+            };
+            let doc = corpus.documents.len() as u32;
+            let docs = &corpus.documents;
+            let id = match ids.assign(&batch.source, line.number, id, doc, |d| {
+                docs[d as usize].id.as_str()
+            }) {
+                Ok(id) => id,
+                Err(skip) => {
+                    corpus.skipped.push(skip);
+                    continue;
+                }
+            };
+            corpus.stats.bytes += bytes;
+            let empty = signature.is_none();
+            match signature {
+                Some(sig) => {
+                    corpus.signatures.extend_from_slice(&sig);
+                    corpus.signed.push(doc);
+                }
+                None => corpus.stats.empty += 1,
+            }
+            corpus.documents.push(Document {
+                id,
+                origin: Origin::Record {
+                    source: Arc::clone(&batch.source),
+                    line: line.number,
+                    offset: line.offset,
+                },
+                empty,
+            });
+        }
     }
 
     /// Phase two: LSH candidates, verification, and the sorted report. `start` is when the scan
@@ -396,10 +603,7 @@ impl Pipeline {
             let mut needed: Vec<u32> = batch.iter().flat_map(|p| [p.a, p.b]).collect();
             needed.sort_unstable();
             needed.dedup();
-            let sets: HashMap<u32, std::result::Result<Vec<u64>, Skip>> = needed
-                .par_iter()
-                .map(|&d| (d, self.reload(&docs[d as usize])))
-                .collect();
+            let sets = self.reload_many(docs, &needed);
             for p in batch {
                 match (&sets[&p.a], &sets[&p.b]) {
                     (Ok(x), Ok(y)) => {
@@ -447,13 +651,85 @@ impl Pipeline {
             kind: SkipKind::Unreadable,
             reason: format!("could not be read again for exact verification: {reason}"),
         };
-        let Origin::File(path) = &doc.origin;
-        match input::read_document(path) {
-            Ok(Read::Text(t)) => Ok(self.shingle_set(&t)),
-            Ok(Read::Binary) => Err(fail("it is binary now".into())),
-            Err(e) => Err(fail(input::io_reason(&e))),
+        match &doc.origin {
+            Origin::File(path) => match input::read_document(path) {
+                Ok(Read::Text(t)) => Ok(self.shingle_set(&t)),
+                Ok(Read::Binary) => Err(fail("it is binary now".into())),
+                Err(e) => Err(fail(input::io_reason(&e))),
+            },
+            Origin::Record { source, offset, .. } => match source.read_at(&[*offset]) {
+                Ok(lines) => self.record_shingle_set(&lines[0]).map_err(fail),
+                Err(e) => Err(fail(input::io_reason(&e))),
+            },
         }
     }
+
+    /// The shingle set of a record's line read again.
+    fn record_shingle_set(&self, line: &[u8]) -> std::result::Result<Vec<u64>, String> {
+        let fields = self.config.input.records.fields();
+        parse_record(line, &fields).map(|r| self.shingle_set(&r.text))
+    }
+
+    /// Reads the documents in `needed` again and returns their shingle sets: files in parallel,
+    /// records with one pass per source in offset order, so that a compressed source is
+    /// decompressed once per batch rather than once per record.
+    fn reload_many(
+        &self,
+        docs: &[Document],
+        needed: &[u32],
+    ) -> HashMap<u32, std::result::Result<Vec<u64>, Skip>> {
+        let mut sets: HashMap<u32, std::result::Result<Vec<u64>, Skip>> = needed
+            .par_iter()
+            .filter(|&&d| matches!(docs[d as usize].origin, Origin::File(_)))
+            .map(|&d| (d, self.reload(&docs[d as usize])))
+            .collect();
+        // Each source with its (offset, document) pairs.
+        type Wanted<'a> = (&'a Arc<RecordSource>, Vec<(u64, u32)>);
+        let mut by_source: Vec<Wanted> = Vec::new();
+        for &d in needed {
+            if let Origin::Record { source, offset, .. } = &docs[d as usize].origin {
+                match by_source.iter_mut().find(|(s, _)| Arc::ptr_eq(s, source)) {
+                    Some((_, v)) => v.push((*offset, d)),
+                    None => by_source.push((source, vec![(*offset, d)])),
+                }
+            }
+        }
+        for (source, mut items) in by_source {
+            items.sort_unstable();
+            let offsets: Vec<u64> = items.iter().map(|&(o, _)| o).collect();
+            let fail = |d: u32, reason: String| Skip {
+                id: docs[d as usize].id.clone(),
+                kind: SkipKind::Unreadable,
+                reason: format!("could not be read again for exact verification: {reason}"),
+            };
+            match source.read_at(&offsets) {
+                Ok(lines) => {
+                    let got: Vec<_> = items
+                        .par_iter()
+                        .zip(lines.par_iter())
+                        .map(|(&(_, d), line)| {
+                            (d, self.record_shingle_set(line).map_err(|r| fail(d, r)))
+                        })
+                        .collect();
+                    sets.extend(got);
+                }
+                Err(e) => {
+                    let reason = input::io_reason(&e);
+                    sets.extend(
+                        items
+                            .iter()
+                            .map(|&(_, d)| (d, Err(fail(d, reason.clone())))),
+                    );
+                }
+            }
+        }
+        sets
+    }
+}
+
+/// Scans JSON-lines corpora with `config` (`-` is standard input).
+pub fn scan_records(inputs: &[PathBuf], config: &ScanConfig) -> Result<ScanReport> {
+    Pipeline::new(config.clone())?.scan_records(inputs)
 }
 
 /// Scans `paths` with `config`: the library's one-call entry point.

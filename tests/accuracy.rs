@@ -929,8 +929,8 @@ mod cli {
             .args(["scan", root, "--containment", "--format", "text", "-q"])
             .assert()
             .success()
-            .stdout(predicate::str::contains("a_in_b   b_in_a"))
-            .stdout(predicate::str::contains("1.0000"));
+            .stdout(predicate::str::contains("a in b 0.1"))
+            .stdout(predicate::str::contains("b in a 1.0000"));
         // Exact verification reports exact containment and Jaccard.
         let recs = jsonl(
             &ndup()
@@ -1046,6 +1046,14 @@ mod cli {
             (Some(11), Some(11))
         );
         assert_eq!(p["unbanded_slots"], 7);
+        // The tuner's own choice is recorded, not repeated on stderr at every run...
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(!stderr.contains("note:"), "{stderr}");
+        // ...but a user who shapes the banding is told what is left out, and why.
+        let out = ndup()
+            .args(["scan", root, "-t", "0.9", "--num-perm", "128"])
+            .output()
+            .unwrap();
         let stderr = String::from_utf8(out.stderr).unwrap();
         assert!(
             stderr.contains("ndup: note: slots 121..127 are in no LSH band"),

@@ -4,17 +4,23 @@
 //! Reports are deterministic: they hold no time stamps or timings (those go to the summary on
 //! stderr), so the same input and seed give byte-identical output whatever the thread count.
 
+mod csv;
+mod github;
 mod jsonl;
+mod sarif;
 mod text;
 
 use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
+pub use csv::Csv;
+pub use github::Github;
 pub use jsonl::JsonLines;
+pub use sarif::{RULE_ID, Sarif, path_uri};
 pub use text::Text;
 
-use crate::scan::{ScanReport, Stats};
+use crate::scan::{Origin, Pair, ScanReport, Stats};
 
 /// The report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,8 +28,14 @@ use crate::scan::{ScanReport, Stats};
 pub enum Format {
     /// JSON lines, one typed record per line (default).
     Jsonl,
-    /// A readable table.
+    /// A readable report, pairs grouped by their first document.
     Text,
+    /// Comma-separated values.
+    Csv,
+    /// SARIF 2.1.0 for code-scanning tools.
+    Sarif,
+    /// GitHub Actions workflow-command annotations.
+    Github,
 }
 
 /// What a report shows.
@@ -31,6 +43,9 @@ pub enum Format {
 pub struct ReportOptions {
     /// Groups instead of pairs.
     pub clusters: bool,
+    /// Colour the text report with ANSI escapes. The caller decides (a terminal, no `NO_COLOR`);
+    /// other formats ignore it.
+    pub color: bool,
 }
 
 /// A report format.
@@ -45,7 +60,35 @@ pub fn reporter(format: Format) -> Box<dyn Reporter> {
     match format {
         Format::Jsonl => Box::new(JsonLines),
         Format::Text => Box::new(Text),
+        Format::Csv => Box::new(Csv),
+        Format::Sarif => Box::new(Sarif),
+        Format::Github => Box::new(Github),
     }
+}
+
+/// Where document `doc` is, for formats that point at files: its path (a file) or its source
+/// (a JSON-lines record), and the line it starts on.
+pub fn location(report: &ScanReport, doc: u32) -> (String, u64) {
+    let d = &report.documents[doc as usize];
+    match &d.origin {
+        Origin::File(_) => (d.id.clone(), 1),
+        Origin::Record { source, line, .. } => (source.name().to_string(), *line),
+    }
+}
+
+/// The measures of a pair for a person: `estimate 0.8828, jaccard 0.8932`.
+pub fn measures(p: &Pair) -> String {
+    let mut s = format!("estimate {:.4}", p.estimate);
+    for (name, v) in [
+        ("jaccard", p.jaccard),
+        ("a in b", p.a_in_b),
+        ("b in a", p.b_in_a),
+    ] {
+        if let Some(v) = v {
+            s += &format!(", {name} {v:.4}");
+        }
+    }
+    s
 }
 
 /// Number of items a report lists: clusters with `--clusters`, otherwise pairs.
@@ -64,7 +107,10 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
     if stats.empty > 0 {
         s += &format!(" ({} empty)", stats.empty);
     }
-    let skipped = stats.skipped_binary + stats.skipped_unreadable;
+    let skipped = stats.skipped_binary
+        + stats.skipped_unreadable
+        + stats.skipped_malformed
+        + stats.skipped_too_large;
     if skipped > 0 {
         let mut why = Vec::new();
         if stats.skipped_binary > 0 {
@@ -73,6 +119,12 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
         if stats.skipped_unreadable > 0 {
             why.push(format!("{} unreadable", stats.skipped_unreadable));
         }
+        if stats.skipped_malformed > 0 {
+            why.push(format!("{} malformed", stats.skipped_malformed));
+        }
+        if stats.skipped_too_large > 0 {
+            why.push(format!("{} too large", stats.skipped_too_large));
+        }
         s += &format!(", {skipped} skipped ({})", why.join(", "));
     }
     s += &format!(", {} candidates", stats.candidates);
@@ -80,6 +132,21 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
         s += &format!(" ({} verified exactly)", stats.exact_checked);
     }
     s += &format!(", {} pairs", stats.pairs);
+    let accepted: Vec<String> = [
+        (stats.ignored_pairs, ".ndupignore"),
+        (stats.baseline_pairs, "baseline"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, why)| format!("{n} by {why}"))
+    .collect();
+    if !accepted.is_empty() {
+        s += &format!(
+            " (and {} accepted: {})",
+            stats.ignored_pairs + stats.baseline_pairs,
+            accepted.join(", ")
+        );
+    }
     if let Some(c) = clusters {
         s += &format!(", {c} clusters");
     }
@@ -90,4 +157,157 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
         s += &format!(" ({:.0} MB/s)", mb / secs);
     }
     s
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::config::ScanConfig;
+    use crate::scan::Document;
+
+    /// A report with three documents, two pairs (one with an exact Jaccard) and one skip.
+    pub(crate) fn sample() -> ScanReport {
+        let doc = |id: &str| Document {
+            id: id.into(),
+            origin: Origin::File(id.into()),
+            empty: false,
+        };
+        let pair = |a, b, estimate, jaccard| Pair {
+            a,
+            b,
+            estimate,
+            jaccard,
+            a_in_b: None,
+            b_in_a: None,
+        };
+        ScanReport {
+            params: ScanConfig::default().params(),
+            documents: vec![
+                doc("docs/a.md"),
+                doc("docs/b, \"quoted\".md"),
+                doc("docs/c.md"),
+            ],
+            pairs: vec![pair(0, 1, 0.875, Some(0.9)), pair(0, 2, 0.8125, None)],
+            skipped: vec![crate::input::Skip {
+                id: "docs/x".into(),
+                kind: crate::input::SkipKind::Unreadable,
+                reason: "Permission denied".into(),
+            }],
+            stats: Stats::default(),
+        }
+    }
+
+    fn render(format: Format, opts: ReportOptions) -> String {
+        let mut out = Vec::new();
+        reporter(format).write(&sample(), &opts, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn text_groups_pairs_and_colours_only_when_asked() {
+        let plain = render(Format::Text, ReportOptions::default());
+        assert_eq!(
+            plain,
+            "docs/a.md\n  ~ docs/b, \"quoted\".md  (estimate 0.8750, jaccard 0.9000)\n  \
+             ~ docs/c.md  (estimate 0.8125)\nskipped docs/x: Permission denied\n"
+        );
+        let color = render(
+            Format::Text,
+            ReportOptions {
+                color: true,
+                ..Default::default()
+            },
+        );
+        assert!(color.contains("\u{1b}[1mdocs/a.md\u{1b}[0m"), "{color:?}");
+        assert_ne!(color, plain);
+    }
+
+    #[test]
+    fn csv_quotes_and_leaves_missing_measures_empty() {
+        let out = render(Format::Csv, ReportOptions::default());
+        let mut r = ::csv::Reader::from_reader(out.as_bytes());
+        assert_eq!(
+            r.headers().unwrap(),
+            vec!["a", "b", "estimate", "jaccard", "a_in_b", "b_in_a"]
+        );
+        let rows: Vec<Vec<String>> = r
+            .records()
+            .map(|x| x.unwrap().iter().map(String::from).collect())
+            .collect();
+        assert_eq!(
+            rows[0][..4],
+            ["docs/a.md", "docs/b, \"quoted\".md", "0.875", "0.9"]
+        );
+        assert_eq!(rows[1][..4], ["docs/a.md", "docs/c.md", "0.8125", ""]);
+    }
+
+    #[test]
+    fn sarif_has_the_shape_code_scanning_reads() {
+        let out = render(Format::Sarif, ReportOptions::default());
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["version"], "2.1.0");
+        let run = &v["runs"][0];
+        assert_eq!(run["tool"]["driver"]["name"], "ndup");
+        assert_eq!(run["tool"]["driver"]["rules"][0]["id"], RULE_ID);
+        let results = run["results"].as_array().unwrap();
+        assert_eq!(results.len(), 2);
+        let uris: Vec<&str> = results[0]["locations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                l["physicalLocation"]["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(uris, ["docs/a.md", "docs/b%2C%20%22quoted%22.md"]);
+        assert_eq!(results[0]["properties"]["jaccard"], 0.9);
+        assert_ne!(
+            results[0]["partialFingerprints"]["ndupPair/v1"],
+            results[1]["partialFingerprints"]["ndupPair/v1"]
+        );
+    }
+
+    #[test]
+    fn clusters_in_every_file_format() {
+        let opts = ReportOptions {
+            clusters: true,
+            ..Default::default()
+        };
+        let csv = render(Format::Csv, opts);
+        assert_eq!(
+            csv,
+            "cluster,size,member\n1,3,docs/a.md\n1,3,\"docs/b, \"\"quoted\"\".md\"\n1,3,docs/c.md\n"
+        );
+        let sarif: serde_json::Value = serde_json::from_str(&render(Format::Sarif, opts)).unwrap();
+        let results = sarif["runs"][0]["results"].as_array().unwrap();
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0]["locations"].as_array().unwrap().len(), 3);
+        assert_eq!(results[0]["properties"]["size"], 3);
+        let github = render(Format::Github, opts);
+        assert!(
+            github.starts_with(
+                "::warning file=docs/a.md,line=1,title=Near-duplicate cluster::docs/a.md and 2 \
+                 other document(s) are near-duplicates: docs/b, \"quoted\".md, docs/c.md\n"
+            ),
+            "{github}"
+        );
+    }
+
+    #[test]
+    fn github_annotations() {
+        let out = render(Format::Github, ReportOptions::default());
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "::warning file=docs/a.md,line=1,title=Near-duplicate::docs/a.md is a near-duplicate \
+                 of docs/b, \"quoted\".md (estimate 0.8750, jaccard 0.9000)",
+                "::warning file=docs/a.md,line=1,title=Near-duplicate::docs/a.md is a near-duplicate \
+                 of docs/c.md (estimate 0.8125)",
+                "::notice title=ndup skipped a document::docs/x: Permission denied",
+            ]
+        );
+    }
 }

@@ -1,23 +1,52 @@
-//! A readable table: one pair per line with the estimate, the exact Jaccard when computed, and the
-//! two ids (and both containments with `--containment`); or, with `--clusters`, each cluster with its members indented.
+//! A readable report: pairs grouped by their first document, each near-duplicate indented under
+//! it with its measures; or, with `--clusters`, each cluster with its members indented. Skipped
+//! documents are listed last. With `color`, ids are bold, measures yellow and skips dimmed.
 
 use std::io::{self, Write};
 
-use super::{ReportOptions, Reporter};
+use anstyle::{AnsiColor, Style};
+
+use super::{ReportOptions, Reporter, measures};
 use crate::scan::ScanReport;
 
 /// The text reporter.
 pub struct Text;
 
+struct Paint {
+    head: Style,
+    value: Style,
+    dim: Style,
+}
+
+impl Paint {
+    fn new(color: bool) -> Self {
+        if color {
+            Paint {
+                head: Style::new().bold(),
+                value: AnsiColor::Yellow.on_default(),
+                dim: Style::new().dimmed(),
+            }
+        } else {
+            Paint {
+                head: Style::new(),
+                value: Style::new(),
+                dim: Style::new(),
+            }
+        }
+    }
+}
+
 impl Reporter for Text {
     fn write(&self, r: &ScanReport, opts: &ReportOptions, w: &mut dyn Write) -> io::Result<()> {
+        let c = Paint::new(opts.color);
+        let (head, value, dim) = (c.head, c.value, c.dim);
         if opts.clusters {
             let groups = r.clusters();
             if groups.is_empty() {
                 writeln!(w, "no near-duplicate clusters")?;
             }
             for (i, g) in groups.iter().enumerate() {
-                writeln!(w, "cluster {} ({} documents)", i + 1, g.len())?;
+                writeln!(w, "{head}cluster {} ({} documents){head:#}", i + 1, g.len())?;
                 for &d in g {
                     writeln!(w, "  {}", r.id(d))?;
                 }
@@ -25,32 +54,18 @@ impl Reporter for Text {
         } else if r.pairs.is_empty() {
             writeln!(w, "no near-duplicate pairs")?;
         } else {
-            let width = r.pairs.iter().map(|p| r.id(p.a).len()).max().unwrap_or(1);
-            let contained = r.pairs.iter().any(|p| p.a_in_b.is_some());
-            let num = |x: Option<f64>| x.map_or("      -".to_string(), |x| format!("{x:7.4}"));
-            if contained {
-                writeln!(w, "estimate  jaccard   a_in_b   b_in_a  {:width$}  b", "a")?;
-            } else {
-                writeln!(w, "estimate  jaccard  {:width$}  b", "a")?;
-            }
+            // Pairs are sorted by a, then b: a group is a run of pairs with the same a.
+            let mut current = None;
             for p in &r.pairs {
-                let extra = if contained {
-                    format!("  {}  {}", num(p.a_in_b), num(p.b_in_a))
-                } else {
-                    String::new()
-                };
-                writeln!(
-                    w,
-                    "{:8.4}  {}{extra}  {:width$}  {}",
-                    p.estimate,
-                    num(p.jaccard),
-                    r.id(p.a),
-                    r.id(p.b)
-                )?;
+                if current != Some(p.a) {
+                    writeln!(w, "{head}{}{head:#}", r.id(p.a))?;
+                    current = Some(p.a);
+                }
+                writeln!(w, "  ~ {}  {value}({}){value:#}", r.id(p.b), measures(p))?;
             }
         }
         for s in &r.skipped {
-            writeln!(w, "skipped {}: {}", s.id, s.reason)?;
+            writeln!(w, "{dim}skipped {}: {}{dim:#}", s.id, s.reason)?;
         }
         Ok(())
     }

@@ -18,25 +18,40 @@ use super::util::{
 /// `--format`, `--clusters`, `--fail-on-duplicates`, `--quiet` and `--threads`, in `output`,
 /// `errors` and `determinism`).
 // Flags tested in tests/accuracy.rs: --containment, --fn-weight, --fp-weight, --modulo,
-// --supershingle-size.
+// --supershingle-size. In tests/io.rs: the input, output and CI-gate flags (--jsonl, --id-field,
+// --text-field, --files-from, --null (-0), --glob, --exclude, --hidden, --no-ignore,
+// --max-filesize, --output, --max-pairs, --baseline, --write-baseline, --config).
 const TESTED_FLAGS: &[&str] = &[
     "--bands",
+    "--baseline",
     "--clusters",
+    "--config",
     "--containment",
+    "--exclude",
     "--fail-on-duplicates",
+    "--files-from",
     "--fn-weight",
     "--follow",
     "--format",
     "--fp-weight",
+    "--glob",
     "--help",
+    "--hidden",
+    "--id-field",
+    "--jsonl",
     "--k",
     "--max-bucket",
+    "--max-filesize",
+    "--max-pairs",
     "--modulo",
     "--no-collapse-whitespace",
+    "--no-ignore",
     "--no-lowercase",
     "--no-nfkc",
     "--no-trim",
+    "--null",
     "--num-perm",
+    "--output",
     "--quiet",
     "--rows",
     "--seed",
@@ -44,11 +59,13 @@ const TESTED_FLAGS: &[&str] = &[
     "--sketch",
     "--stopwords",
     "--supershingle-size",
+    "--text-field",
     "--threads",
     "--threshold",
     "--verify",
     "--version",
     "--w",
+    "--write-baseline",
 ];
 
 #[test]
@@ -813,7 +830,7 @@ fn version_and_help() {
     eqnice!(format!("ndup {}\n", env!("CARGO_PKG_VERSION")), v.stdout);
     let h = d.scan().arg("--help").ok();
     assert!(
-        h.stdout.contains("Usage: ndup scan [OPTIONS] <PATH>..."),
+        h.stdout.contains("Usage: ndup scan [OPTIONS] [PATH]..."),
         "{}",
         h.stdout
     );

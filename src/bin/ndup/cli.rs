@@ -7,11 +7,13 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use ndup::config::{DEFAULT_MAX_BUCKET, DEFAULT_SEED, Measure, ScanConfig};
+use ndup::dedup::Keep;
 use ndup::input::InputOptions;
 use ndup::lsh::LshParams;
 use ndup::minhash::SketchKind;
 use ndup::normalize::NormalizeOptions;
 use ndup::output::Format;
+use ndup::records::{RecordOptions, is_jsonl_path, is_stdin};
 use ndup::sample::{DEFAULT_MODULO, DEFAULT_SUPERSHINGLE_SIZE, SampleKind, SampleParams};
 use ndup::shingle::{ShingleKind, ShingleOptions, parse_stopwords};
 use ndup::tune::{DEFAULT_FN_WEIGHT, DEFAULT_FP_WEIGHT, Weights};
@@ -38,6 +40,125 @@ pub enum Command {
     Tune(TuneArgs),
     /// Compare two files: shingle counts, exact and estimated similarities, containment.
     Compare(Box<CompareArgs>),
+    /// Write a corpus without its near-duplicates: JSON lines in, JSON lines out (one record per
+    /// cluster kept); for a file tree, the list of files to keep and to drop.
+    Dedup(Box<DedupArgs>),
+}
+
+/// Which document of a cluster `ndup dedup` keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KeepArg {
+    /// The earliest in input order.
+    First,
+    /// The longest text (ties: the smaller id).
+    Longest,
+    /// The shortest text (ties: the smaller id).
+    Shortest,
+}
+
+/// Arguments of `ndup dedup`.
+#[derive(Debug, Args)]
+pub struct DedupArgs {
+    /// JSON-lines files (- is standard input), or files and directories.
+    #[arg(required_unless_present = "files_from", value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Where to write the result (- for standard output): the kept records for JSON lines
+    /// (gzip or zstd compressed when FILE ends in .gz or .zst), or a JSON line per file,
+    /// {"type":"keep"|"drop",...}, for files. Written atomically.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Which document of each cluster of near-duplicates to keep.
+    #[arg(long, value_enum, default_value = "first")]
+    pub keep: KeepArg,
+
+    /// Near-duplicates are documents with Jaccard similarity at least T.
+    #[arg(long, short = 't', default_value_t = 0.8, value_name = "T")]
+    pub threshold: f64,
+
+    #[command(flatten)]
+    pub sketching: SketchingArgs,
+
+    /// LSH bands [default: chosen for the threshold, see `ndup tune`].
+    #[arg(long, short = 'b', value_name = "B", help_heading = "LSH")]
+    pub bands: Option<usize>,
+    /// Slots per LSH band [default: chosen for the threshold, see `ndup tune`].
+    #[arg(long, short = 'r', value_name = "R", help_heading = "LSH")]
+    pub rows: Option<usize>,
+    /// Buckets with more members are linked as a star around their first member.
+    #[arg(long, default_value_t = DEFAULT_MAX_BUCKET, value_name = "N", help_heading = "LSH")]
+    pub max_bucket: usize,
+
+    /// How candidate pairs are verified.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        help_heading = "Verification"
+    )]
+    pub verify: VerifyArg,
+
+    /// Print nothing on stderr but errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+
+    /// Follow symbolic links while walking directories.
+    #[arg(long, short = 'L', help_heading = "Input")]
+    pub follow: bool,
+
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Read options from FILE [default: ndup.toml in the scanned root, when there is one].
+    /// Flags on the command line override it.
+    #[arg(long = "config", value_name = "FILE")]
+    pub config_file: Option<PathBuf>,
+}
+
+impl DedupArgs {
+    /// The library configuration these flags describe (the same knobs as `ndup scan`).
+    pub fn config(&self) -> Result<ScanConfig> {
+        let s = &self.sketching;
+        let (sketch, sample) = s.sketches(false)?;
+        if let Some(sample) = sample {
+            bail!(
+                "ndup dedup needs a signature sketch (fss, oph or classic), not --sketch {}",
+                sample.kind.name()
+            );
+        }
+        let (num_perm, lsh) = resolve_banding(
+            s.num_perm,
+            self.bands,
+            self.rows,
+            self.threshold,
+            Weights::default(),
+        )?;
+        let config = ScanConfig {
+            input: self.input.options(self.follow),
+            normalize: s.normalize(),
+            shingle: s.shingle()?,
+            sketch,
+            num_perm,
+            lsh,
+            seed: s.seed,
+            threshold: self.threshold,
+            verify: self.verify.mode(),
+            max_bucket: self.max_bucket,
+            ..ScanConfig::default()
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The keep rule.
+    pub fn keep(&self) -> Keep {
+        match self.keep {
+            KeepArg::First => Keep::First,
+            KeepArg::Longest => Keep::Longest,
+            KeepArg::Shortest => Keep::Shortest,
+        }
+    }
 }
 
 /// Shingle kinds on the command line.
@@ -84,8 +205,14 @@ pub enum VerifyArg {
 pub enum FormatArg {
     /// JSON lines, one typed record per line.
     Jsonl,
-    /// A readable table.
+    /// Pairs grouped by their first document, coloured on a terminal.
     Text,
+    /// Comma-separated values: a,b,estimate,jaccard,... (cluster,size,member with --clusters).
+    Csv,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
+    /// GitHub Actions annotations (::warning workflow commands).
+    Github,
 }
 
 /// How documents become comparable: normalization, shingling and signatures. Shared by every
@@ -149,8 +276,9 @@ pub struct SketchingArgs {
 /// Arguments of `ndup scan`.
 #[derive(Debug, Args)]
 pub struct ScanArgs {
-    /// Files and directories to scan (directories recursively).
-    #[arg(required = true, value_name = "PATH")]
+    /// Files and directories to scan (directories recursively), or JSON-lines files (- reads
+    /// JSON lines from standard input).
+    #[arg(required_unless_present = "files_from", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
     /// Report pairs with Jaccard similarity at least T.
@@ -190,12 +318,26 @@ pub struct ScanArgs {
     /// Report format.
     #[arg(long, value_enum, default_value = "jsonl", help_heading = "Output")]
     pub format: FormatArg,
+    /// Write the report to FILE (atomically: a temporary file renamed into place) instead of
+    /// standard output.
+    #[arg(long, short = 'o', value_name = "FILE", help_heading = "Output")]
+    pub output: Option<PathBuf>,
     /// Report clusters (connected components of the pairs) instead of pairs.
     #[arg(long, help_heading = "Output")]
     pub clusters: bool,
     /// Exit with status 1 when any pair (or cluster) is reported.
     #[arg(long, help_heading = "Output")]
     pub fail_on_duplicates: bool,
+    /// Exit with status 1 when more than N pairs are reported (after .ndupignore and --baseline).
+    #[arg(long, value_name = "N", help_heading = "CI")]
+    pub max_pairs: Option<usize>,
+    /// Report, and fail on, only the pairs not recorded in this baseline file.
+    #[arg(long, value_name = "FILE", help_heading = "CI")]
+    pub baseline: Option<PathBuf>,
+    /// Record every pair reported today in a baseline file (pairs accepted by .ndupignore are
+    /// left out).
+    #[arg(long, value_name = "FILE", help_heading = "CI")]
+    pub write_baseline: Option<PathBuf>,
     /// Print nothing on stderr but errors.
     #[arg(long, short = 'q', help_heading = "Output")]
     pub quiet: bool,
@@ -203,6 +345,138 @@ pub struct ScanArgs {
     /// Follow symbolic links while walking directories.
     #[arg(long, short = 'L', help_heading = "Input")]
     pub follow: bool,
+
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Read options from FILE [default: ndup.toml in the scanned root, when there is one].
+    /// Flags on the command line override it.
+    #[arg(long = "config", value_name = "FILE")]
+    pub config_file: Option<PathBuf>,
+}
+
+/// Where documents come from, beyond the paths: JSON lines, ignore rules, filters. Shared by
+/// every command that reads documents.
+#[derive(Debug, Clone, Args)]
+pub struct InputArgs {
+    /// Read every PATH as JSON lines, one document per line. Implied when every PATH ends in
+    /// .jsonl or .ndjson (optionally followed by .gz or .zst) or is - (standard input). Gzip and
+    /// zstd streams are decompressed whatever their name.
+    #[arg(long, help_heading = "JSON lines")]
+    pub jsonl: bool,
+    /// Dotted path of the record's id (`meta.id`); a record without one is named by its line
+    /// number.
+    #[arg(
+        long,
+        default_value = "id",
+        value_name = "FIELD",
+        help_heading = "JSON lines"
+    )]
+    pub id_field: String,
+    /// Dotted path of the record's text.
+    #[arg(
+        long,
+        default_value = "text",
+        value_name = "FIELD",
+        help_heading = "JSON lines"
+    )]
+    pub text_field: String,
+
+    /// Walk hidden files and directories too (skipped by default).
+    #[arg(long, help_heading = "Input")]
+    pub hidden: bool,
+    /// Do not respect .gitignore, .ignore and git's exclude files.
+    #[arg(long, help_heading = "Input")]
+    pub no_ignore: bool,
+    /// Only read files matching GLOB (gitignore syntax, relative to each PATH; !GLOB excludes).
+    /// Repeatable.
+    #[arg(long, value_name = "GLOB", help_heading = "Input")]
+    pub glob: Vec<String>,
+    /// Never read files matching GLOB. Repeatable.
+    #[arg(long, value_name = "GLOB", help_heading = "Input")]
+    pub exclude: Vec<String>,
+    /// Skip files larger than SIZE: bytes, or with a K, M or G suffix (1K = 1024 bytes).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Input")]
+    pub max_filesize: Option<u64>,
+    /// Also read the paths listed in FILE, one per line (- reads the list from standard input).
+    #[arg(long, value_name = "FILE", help_heading = "Input")]
+    pub files_from: Option<PathBuf>,
+    /// The --files-from list is NUL-separated (find -print0, git ls-files -z).
+    #[arg(
+        short = '0',
+        long = "null",
+        requires = "files_from",
+        help_heading = "Input"
+    )]
+    pub null: bool,
+}
+
+/// Parses a size such as `4096`, `64K`, `10M` or `1G` (powers of 1024; a trailing `B` or `iB` is
+/// accepted).
+pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let upper = t.to_ascii_uppercase();
+    let body = upper
+        .strip_suffix("IB")
+        .or_else(|| upper.strip_suffix('B'))
+        .unwrap_or(&upper);
+    let (digits, shift) = match body.chars().last() {
+        Some('K') => (&body[..body.len() - 1], 10),
+        Some('M') => (&body[..body.len() - 1], 20),
+        Some('G') => (&body[..body.len() - 1], 30),
+        Some('T') => (&body[..body.len() - 1], 40),
+        _ => (body, 0),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (try 4096, 64K, 10M or 1G)"))?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+impl InputArgs {
+    /// The record fields.
+    pub fn records(&self) -> RecordOptions {
+        RecordOptions {
+            id_field: self.id_field.clone(),
+            text_field: self.text_field.clone(),
+        }
+    }
+
+    /// The input options (`follow`: follow symbolic links).
+    pub fn options(&self, follow: bool) -> InputOptions {
+        InputOptions {
+            follow_links: follow,
+            hidden: self.hidden,
+            no_ignore: self.no_ignore,
+            globs: self.glob.clone(),
+            excludes: self.exclude.clone(),
+            max_filesize: self.max_filesize,
+            files_from: self.files_from.clone(),
+            files_from_nul: self.null,
+            records: self.records(),
+        }
+    }
+
+    /// True when `paths` are JSON-lines sources: with `--jsonl`, or when every path looks like one.
+    /// Mixing them with other files or directories is a usage error.
+    pub fn is_jsonl(&self, paths: &[PathBuf]) -> Result<bool> {
+        if self.jsonl {
+            return Ok(true);
+        }
+        let looks = |p: &PathBuf| is_stdin(p) || is_jsonl_path(p);
+        let (records, other): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| looks(p));
+        match (records.first(), other.first()) {
+            (Some(r), Some(o)) => bail!(
+                "{} is read as JSON lines but {} is not: scan them separately, or pass --jsonl to read every PATH as JSON lines",
+                r.display(),
+                o.display()
+            ),
+            (Some(_), None) => Ok(true),
+            _ => Ok(false),
+        }
+    }
 }
 
 /// The weights of the banding tuner.
@@ -434,9 +708,7 @@ impl ScanArgs {
             self.weights.weights(),
         )?;
         let config = ScanConfig {
-            input: InputOptions {
-                follow_links: self.follow,
-            },
+            input: self.input.options(self.follow),
             normalize: s.normalize(),
             shingle: s.shingle()?,
             sketch,
@@ -462,6 +734,9 @@ impl ScanArgs {
         match self.format {
             FormatArg::Jsonl => Format::Jsonl,
             FormatArg::Text => Format::Text,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Sarif => Format::Sarif,
+            FormatArg::Github => Format::Github,
         }
     }
 }
@@ -497,6 +772,18 @@ mod tests {
         assert!(r(Some(100), Some(20), Some(6), 0.8).is_err());
         assert!(r(Some(10), Some(11), None, 0.8).is_err());
         assert!(r(Some(0), None, None, 0.8).is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("64K"), Ok(64 << 10));
+        assert_eq!(parse_size("10m"), Ok(10 << 20));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("2MB"), Ok(2 << 20));
+        assert!(parse_size("ten").unwrap_err().contains("not a size"));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("99999999999T").is_err());
     }
 
     #[test]

@@ -21,6 +21,21 @@ impl Exit {
         }
     }
 
+    /// The exit status for a completed run that reported `found` items (pairs, or clusters) and
+    /// `pairs` pairs, under the gates `--fail-on-duplicates` and `--max-pairs`.
+    pub fn for_gates(
+        found: usize,
+        pairs: usize,
+        fail_on_duplicates: bool,
+        max_pairs: Option<usize>,
+    ) -> Exit {
+        if max_pairs.is_some_and(|max| pairs > max) {
+            Exit::Duplicates
+        } else {
+            Exit::for_report(found, fail_on_duplicates)
+        }
+    }
+
     /// The exit status for an error. A closed stdout (`ndup scan . | head`) is not a failure.
     pub fn for_error(err: &anyhow::Error) -> Exit {
         if is_broken_pipe(err) {
@@ -48,6 +63,15 @@ mod tests {
         assert_eq!(Exit::for_report(0, true), Exit::Success);
         assert_eq!(Exit::for_report(3, true), Exit::Duplicates);
         assert_eq!(Exit::for_report(3, false), Exit::Success);
+    }
+
+    #[test]
+    fn gate_codes() {
+        assert_eq!(Exit::for_gates(3, 3, false, Some(3)), Exit::Success);
+        assert_eq!(Exit::for_gates(4, 4, false, Some(3)), Exit::Duplicates);
+        assert_eq!(Exit::for_gates(1, 1, true, Some(3)), Exit::Duplicates);
+        assert_eq!(Exit::for_gates(0, 0, false, Some(0)), Exit::Success);
+        assert_eq!(Exit::for_gates(5, 5, false, None), Exit::Success);
     }
 
     #[test]

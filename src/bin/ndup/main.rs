@@ -2,8 +2,12 @@
 
 mod cli;
 mod compare_cmd;
+mod config_file;
+mod dedup_cmd;
 mod exit;
+mod progress;
 mod scan_cmd;
+mod sink;
 mod tune_cmd;
 
 use clap::Parser;
@@ -12,7 +16,22 @@ use crate::cli::{Cli, Command};
 use crate::exit::Exit;
 
 fn main() {
-    let cli = Cli::parse();
+    let (argv, config) = match config_file::expand(std::env::args_os().collect()) {
+        Ok(x) => x,
+        Err(err) => {
+            eprintln!("ndup: {err:#}");
+            std::process::exit(Exit::Error as i32);
+        }
+    };
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(err) => {
+            if let Some(path) = config.filter(|_| err.use_stderr()) {
+                eprintln!("ndup: with the options of {}:", path.display());
+            }
+            err.exit()
+        }
+    };
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -37,5 +56,6 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Scan(args) => scan_cmd::run(*args),
         Command::Tune(args) => tune_cmd::run(args),
         Command::Compare(args) => compare_cmd::run(*args),
+        Command::Dedup(args) => dedup_cmd::run(*args),
     }
 }

@@ -1,14 +1,20 @@
 //! `ndup scan`: run the pipeline, write the report, then decide the exit status.
 
-use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{Result, bail};
 
-use ndup::output::{self, ReportOptions};
+use ndup::baseline::Baseline;
+use ndup::input::{Skip, SkipKind};
+use ndup::ndupignore::NdupIgnore;
+use ndup::output::{self, Format, ReportOptions};
 use ndup::scan::Pipeline;
 
 use crate::cli::ScanArgs;
 use crate::exit::Exit;
+use crate::progress;
+use crate::sink;
 
 /// Runs `ndup scan`.
 pub fn run(args: ScanArgs) -> Result<Exit> {
@@ -22,31 +28,106 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
             ndup::tune::unbanded_note(config.num_perm, config.lsh, tuned)
         })
         .flatten();
-    let report = Pipeline::new(config)?.scan(&args.paths)?;
+    let bar = progress::Bar::for_stderr(args.quiet);
+    let mut pipeline = Pipeline::new(config)?;
+    if let Some(bar) = &bar {
+        pipeline = pipeline.with_progress(bar.clone());
+    }
+    // Accepted pairs are read first: a bad file is a usage error before any work.
+    let root = scanned_root(&args.paths);
+    let ignore = NdupIgnore::load(&root)?;
+    let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
+    let start = Instant::now();
+    let jsonl = args.input.is_jsonl(&args.paths)?;
+    let sample = pipeline.config().effective_sample();
+    let corpus = if let Some(sample) = sample {
+        // Sample sketches (and containment) compare shingle samples, not signatures.
+        if jsonl {
+            bail!(
+                "--sketch {} (and --containment) read files, not JSON lines yet: use a signature \
+                 sketch for JSON lines input",
+                sample.kind.name()
+            );
+        }
+        None
+    } else if jsonl {
+        let mut sources = args.paths.clone();
+        if let Some(list) = &args.input.files_from {
+            // With JSON lines, the listed files are more sources.
+            sources.extend(ndup::input::read_list(list, args.input.null)?);
+        }
+        Some(pipeline.sign_records(&sources)?)
+    } else {
+        Some(pipeline.sign_files(&args.paths)?)
+    };
+    let mut report = match (corpus, sample) {
+        // With nothing read, the error names the skipped files and why.
+        (Some(corpus), _) => pipeline.find_pairs(corpus, start)?,
+        (None, Some(sample)) => ndup::sample::scan(&pipeline, sample, &args.paths)?,
+        (None, None) => unreachable!("a corpus is read unless a sample sketch runs"),
+    };
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+    if let Some(ignore) = &ignore {
+        report.stats.ignored_pairs = report.remove_pairs(|a, b| ignore.accepts(a, b));
+    }
+    // The baseline written is today's pairs, before the old baseline hides any.
+    let new_baseline = args
+        .write_baseline
+        .as_ref()
+        .map(|_| Baseline::from_report(&report));
+    if let Some(baseline) = &baseline {
+        report.stats.baseline_pairs = report.remove_pairs(|a, b| baseline.contains(a, b));
+    }
+    let format = args.format();
     let opts = ReportOptions {
         clusters: args.clusters,
+        color: format == Format::Text && sink::color_stdout(args.output.is_some()),
     };
 
     // The report is written in full before the exit status is decided.
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    output::reporter(args.format())
-        .write(&report, &opts, &mut out)
-        .and_then(|()| out.flush())
-        .context("writing the report")?;
+    let reporter = output::reporter(format);
+    sink::write_to(args.output.as_deref(), |w| {
+        reporter.write(&report, &opts, w)
+    })?;
+
+    if let (Some(path), Some(b)) = (&args.write_baseline, &new_baseline) {
+        sink::write_to(Some(path), |w| b.write(w))?;
+    }
 
     let found = output::reported_items(&report, &opts);
     if !args.quiet {
-        for s in &report.skipped {
-            if s.kind != ndup::input::SkipKind::Binary {
-                eprintln!("ndup: {}: {}", s.id, s.reason);
-            }
-        }
+        print_skips(&report.skipped);
         if let Some(note) = note {
             eprintln!("ndup: note: {note}");
         }
         let clusters = args.clusters.then_some(found);
         eprintln!("{}", output::summary_line(&report.stats, clusters));
     }
-    Ok(Exit::for_report(found, args.fail_on_duplicates))
+    Ok(Exit::for_gates(
+        found,
+        report.pairs.len(),
+        args.fail_on_duplicates,
+        args.max_pairs,
+    ))
+}
+
+/// The scanned root, where `.ndupignore` (and `ndup.toml`) are looked for: the first PATH when it
+/// is a directory, otherwise the current directory.
+pub fn scanned_root(paths: &[PathBuf]) -> PathBuf {
+    match paths.first() {
+        Some(p) if p.is_dir() => p.clone(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// One stderr line per skipped document, except binary and too large files (expected, and
+/// counted in the summary).
+fn print_skips(skipped: &[Skip]) {
+    for s in skipped {
+        if !matches!(s.kind, SkipKind::Binary | SkipKind::TooLarge) {
+            eprintln!("ndup: {}: {}", s.id, s.reason);
+        }
+    }
 }

@@ -1,0 +1,119 @@
+//! `ndup dedup`: keep one document per cluster of near-duplicates and write the result.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use ndup::dedup::{self, DedupReport};
+use ndup::input::{Skip, SkipKind};
+use ndup::scan::Pipeline;
+
+use crate::cli::DedupArgs;
+use crate::exit::Exit;
+use crate::progress;
+use crate::sink;
+
+/// Runs `ndup dedup`.
+pub fn run(args: DedupArgs) -> Result<Exit> {
+    let config = args.config()?;
+    let bar = progress::Bar::for_stderr(args.quiet);
+    let mut pipeline = Pipeline::new(config)?;
+    if let Some(bar) = &bar {
+        pipeline = pipeline.with_progress(bar.clone());
+    }
+    let jsonl = args.input.is_jsonl(&args.inputs)?;
+    let out = (args.output.as_os_str() != "-").then_some(args.output.as_path());
+    if let Some(out) = out {
+        // Writing over an input would destroy it before it is read again.
+        for input in &args.inputs {
+            if same_file(input, out) {
+                bail!(
+                    "{}: the output would overwrite the input; write elsewhere",
+                    out.display()
+                );
+            }
+        }
+    }
+    let report = if jsonl {
+        let mut sources = args.inputs.clone();
+        if let Some(list) = &args.input.files_from {
+            sources.extend(ndup::input::read_list(list, args.input.null)?);
+        }
+        dedup::dedup_records(&pipeline, &sources, args.keep())?
+    } else {
+        dedup::dedup_files(&pipeline, &args.inputs, args.keep())?
+    };
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+
+    sink::write_to(out, |w| {
+        if jsonl {
+            let name = out.map(|p| p.to_string_lossy().to_ascii_lowercase());
+            let name = name.as_deref().unwrap_or("");
+            write_compressed(name, w, |w| report.write_kept_records(w))
+        } else {
+            report.write_list(w)
+        }
+    })?;
+
+    if !args.quiet {
+        print_skips(&report.scan.skipped);
+        eprintln!("{}", summary(&report));
+    }
+    Ok(Exit::Success)
+}
+
+/// Compresses what `write` writes when `name` ends in `.gz` or `.zst`.
+fn write_compressed(
+    name: &str,
+    w: &mut dyn Write,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    if name.ends_with(".gz") {
+        let mut enc = flate2::write::GzEncoder::new(w, flate2::Compression::default());
+        write(&mut enc)?;
+        enc.finish()?.flush()
+    } else if name.ends_with(".zst") || name.ends_with(".zstd") {
+        let mut enc = zstd::stream::write::Encoder::new(w, 3)?;
+        write(&mut enc)?;
+        enc.finish()?.flush()
+    } else {
+        write(w)
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn print_skips(skipped: &[Skip]) {
+    for s in skipped {
+        if !matches!(s.kind, SkipKind::Binary | SkipKind::TooLarge) {
+            eprintln!("ndup: {}: {}", s.id, s.reason);
+        }
+    }
+}
+
+/// `ndup dedup: 10 documents, kept 7, dropped 3 (2 exact, 1 near duplicates), 1 skipped in 0.01 s`
+fn summary(r: &DedupReport) -> String {
+    let st = &r.scan.stats;
+    let skipped = r.scan.skipped.len();
+    let mut s = format!(
+        "ndup dedup: {} documents, kept {}, dropped {} ({} exact, {} near duplicates)",
+        st.documents,
+        r.kept(),
+        r.exact_dropped + r.near_dropped,
+        r.exact_dropped,
+        r.near_dropped
+    );
+    if skipped > 0 {
+        s += &format!(", {skipped} skipped");
+    }
+    s += &format!(" in {:.2} s", st.elapsed.as_secs_f64());
+    s
+}

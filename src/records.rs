@@ -1,0 +1,941 @@
+//! JSON-lines corpora: one document per line, read from files or standard input, in bounded
+//! batches.
+//!
+//! Each line is a JSON object; the document's text is the string at `text_field` and its id the
+//! value at `id_field` (both dotted paths into nested objects, `meta.id`; a segment that is a
+//! number indexes an array). A string id is used as is, a number or a boolean as printed; a
+//! record without an id (or with a `null` one) is named by its line number, prefixed with the
+//! source's name (`a.jsonl:7`) when several sources are read. Blank lines are not records.
+//!
+//! Gzip and zstd streams are recognised by their magic bytes, whatever the file is called, and
+//! decompressed on the fly (concatenated gzip members and zstd frames included).
+//!
+//! A line that is not a JSON object with a string text, or whose id is an object or an array, is
+//! *malformed*: it becomes a [`Skip`] named `source:line` and the rest of the source is read.
+//!
+//! **Reading a record again.** Exact verification and `ndup dedup` read records a second time.
+//! A record's [`Origin`](crate::scan::Origin) holds its source, its line number and the byte
+//! offset of the line in the decompressed stream. An uncompressed file is read again by seeking to
+//! that offset. A compressed file is decompressed again and read forward to the wanted lines (one
+//! pass per batch of records, sorted by offset): this costs CPU time but no disk space, and
+//! decompression is fast next to shingling. Standard input cannot be read twice, so when a second
+//! reading may be needed it is copied, decompressed, to an anonymous temporary file (the *spool*)
+//! while it is read; the spool is deleted when the last document that refers to it is dropped.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::sync_channel;
+
+use serde::Serialize;
+use serde_json::Value;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::{Error, Result};
+use crate::input::{Skip, SkipKind, io_reason};
+
+/// The path that means standard input.
+pub const STDIN: &str = "-";
+
+/// The name standard input is given in ids and messages.
+pub const STDIN_NAME: &str = "stdin";
+
+/// A batch is sent for processing when it holds this many records...
+const BATCH_LINES: usize = 16 * 1024;
+/// ... or this many bytes, whichever comes first: a batch bounds the text held at once.
+const BATCH_BYTES: usize = 8 << 20;
+
+/// Which fields of a JSON record hold the id and the text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecordOptions {
+    /// Dotted path of the id (default `id`).
+    pub id_field: String,
+    /// Dotted path of the text (default `text`).
+    pub text_field: String,
+}
+
+impl Default for RecordOptions {
+    fn default() -> Self {
+        RecordOptions {
+            id_field: "id".into(),
+            text_field: "text".into(),
+        }
+    }
+}
+
+impl RecordOptions {
+    /// Checks that both paths are well formed (no empty segment).
+    pub fn validate(&self) -> Result<()> {
+        for (flag, path) in [
+            ("--id-field", &self.id_field),
+            ("--text-field", &self.text_field),
+        ] {
+            if path.split('.').any(str::is_empty) {
+                return Err(Error::InvalidConfig(format!(
+                    "{flag} `{path}` is not a dotted path of field names"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The two paths as JSON pointers, ready for [`parse_record`].
+    pub fn fields(&self) -> Fields {
+        Fields {
+            id: pointer(&self.id_field),
+            id_name: self.id_field.clone(),
+            text: pointer(&self.text_field),
+            text_name: self.text_field.clone(),
+        }
+    }
+}
+
+/// The id and text paths, compiled to JSON pointers.
+#[derive(Debug, Clone)]
+pub struct Fields {
+    id: String,
+    id_name: String,
+    text: String,
+    text_name: String,
+}
+
+/// `meta.id` -> `/meta/id`, escaping `~` and `/` as RFC 6901 asks.
+fn pointer(dotted: &str) -> String {
+    dotted
+        .split('.')
+        .map(|seg| format!("/{}", seg.replace('~', "~0").replace('/', "~1")))
+        .collect()
+}
+
+/// One record's id (when it has one) and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The id field as a string, `None` when missing or `null`.
+    pub id: Option<String>,
+    /// The text field.
+    pub text: String,
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parses one line. The error is a one-line reason for a person.
+pub fn parse_record(line: &[u8], fields: &Fields) -> std::result::Result<Record, String> {
+    let mut value: Value = serde_json::from_slice(line).map_err(|e| {
+        // serde_json appends "at line 1 column N"; inside one record only the column matters.
+        let msg = e.to_string();
+        let msg = msg.rfind(" at line ").map_or(&msg[..], |i| &msg[..i]);
+        format!("malformed JSON at column {}: {msg}", e.column())
+    })?;
+    if !value.is_object() {
+        return Err(format!("not a JSON object but {}", kind_of(&value)));
+    }
+    let text = match value.pointer_mut(&fields.text) {
+        None => return Err(format!("no field `{}`", fields.text_name)),
+        Some(Value::String(s)) => std::mem::take(s),
+        Some(other) => {
+            return Err(format!(
+                "field `{}` is {}, not a string",
+                fields.text_name,
+                kind_of(other)
+            ));
+        }
+    };
+    let id = match value.pointer(&fields.id) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::Bool(b)) => Some(b.to_string()),
+        Some(other) => {
+            return Err(format!(
+                "field `{}` is {}, not a string or a number",
+                fields.id_name,
+                kind_of(other)
+            ));
+        }
+    };
+    Ok(Record { id, text })
+}
+
+/// True for `-`, standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN
+}
+
+/// True when the file name says JSON lines: `.jsonl` or `.ndjson`, optionally followed by `.gz`,
+/// `.zst` or `.zstd`.
+pub fn is_jsonl_path(path: &Path) -> bool {
+    let Some(name) = path.file_name() else {
+        return false;
+    };
+    let name = name.to_string_lossy().to_ascii_lowercase();
+    let base = [".gz", ".zst", ".zstd"]
+        .iter()
+        .find_map(|s| name.strip_suffix(s))
+        .unwrap_or(&name);
+    base.ends_with(".jsonl") || base.ends_with(".ndjson")
+}
+
+/// How a stream is compressed, recognised from its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// Plain text.
+    None,
+    /// Gzip (RFC 1952), possibly several members.
+    Gzip,
+    /// Zstandard, possibly several frames.
+    Zstd,
+}
+
+impl Compression {
+    /// The compression a stream starting with `head` uses.
+    pub fn sniff(head: &[u8]) -> Compression {
+        if head.starts_with(&[0x1f, 0x8b]) {
+            Compression::Gzip
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Compression::Zstd
+        } else {
+            Compression::None
+        }
+    }
+}
+
+type DynBufRead = Box<dyn BufRead + Send>;
+
+/// Wraps `r` in the decoder its first bytes call for.
+fn decode(mut r: Box<dyn Read + Send>) -> io::Result<(Compression, DynBufRead)> {
+    // Read the magic bytes fully: a pipe may hand them over one at a time.
+    let mut head = [0u8; 4];
+    let mut n = 0;
+    while n < head.len() {
+        match r.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let c = Compression::sniff(&head[..n]);
+    let whole = BufReader::with_capacity(1 << 16, io::Cursor::new(head[..n].to_vec()).chain(r));
+    let out: DynBufRead = match c {
+        Compression::None => Box::new(whole),
+        Compression::Gzip => Box::new(BufReader::with_capacity(
+            1 << 16,
+            flate2::bufread::MultiGzDecoder::new(whole),
+        )),
+        Compression::Zstd => Box::new(BufReader::with_capacity(
+            1 << 16,
+            zstd::stream::read::Decoder::with_buffer(whole)?,
+        )),
+    };
+    Ok((c, out))
+}
+
+/// Where records were read from: enough to read any of them again.
+#[derive(Debug)]
+pub struct RecordSource {
+    name: String,
+    path: Option<PathBuf>,
+    compression: Compression,
+    spool: Option<tempfile::TempPath>,
+    reopened: AtomicUsize,
+}
+
+impl PartialEq for RecordSource {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.path == other.path
+            && self.compression == other.compression
+            && self.spool.as_deref() == other.spool.as_deref()
+    }
+}
+
+impl Eq for RecordSource {}
+
+impl RecordSource {
+    /// The name used in ids and messages: the path as given, or `stdin`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The file, `None` for standard input.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// How the stream was compressed.
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// The plain (uncompressed) file holding the lines at their recorded offsets, if any.
+    fn plain_file(&self) -> Option<&Path> {
+        match (&self.spool, &self.path) {
+            (Some(spool), _) => Some(spool),
+            (None, Some(path)) if self.compression == Compression::None => Some(path),
+            _ => None,
+        }
+    }
+
+    /// How many times the stream was decompressed again from its start (a diagnostic: exact
+    /// verification should do it once per batch of pairs, not once per record).
+    pub fn times_reopened(&self) -> usize {
+        self.reopened.load(Ordering::Relaxed)
+    }
+
+    /// Opens the stream again from its start, decompressed.
+    fn reopen(&self) -> io::Result<DynBufRead> {
+        self.reopened.fetch_add(1, Ordering::Relaxed);
+        let path = match (&self.spool, &self.path) {
+            (Some(spool), _) => spool.to_path_buf(),
+            (None, Some(path)) => path.clone(),
+            (None, None) => {
+                return Err(io::Error::other(
+                    "standard input is read only once (it was not kept)",
+                ));
+            }
+        };
+        Ok(decode(Box::new(File::open(path)?))?.1)
+    }
+
+    /// Reads the lines that start at `offsets` (ascending, distinct), without their line end.
+    pub fn read_at(&self, offsets: &[u64]) -> io::Result<Vec<Vec<u8>>> {
+        debug_assert!(offsets.windows(2).all(|w| w[0] < w[1]));
+        let mut out = Vec::with_capacity(offsets.len());
+        if let Some(path) = self.plain_file() {
+            let mut r = BufReader::new(File::open(path)?);
+            for &off in offsets {
+                r.seek(SeekFrom::Start(off))?;
+                let mut line = Vec::new();
+                r.read_until(b'\n', &mut line)?;
+                trim_line_end(&mut line);
+                out.push(line);
+            }
+            return Ok(out);
+        }
+        let mut wanted = offsets.iter().peekable();
+        self.for_each_line(|_, off, line| {
+            if wanted.peek() == Some(&&off) {
+                wanted.next();
+                out.push(line.to_vec());
+            }
+            Ok(wanted.peek().is_some())
+        })?;
+        if out.len() != offsets.len() {
+            return Err(io::Error::other(
+                "the file is shorter than when it was read",
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Reads the whole stream again, calling `f(line number, offset, line)` for every line (blank
+    /// ones included, line ends removed) until it returns `false`.
+    pub fn for_each_line(
+        &self,
+        mut f: impl FnMut(u64, u64, &[u8]) -> io::Result<bool>,
+    ) -> io::Result<()> {
+        let mut r = self.reopen()?;
+        let mut line = Vec::new();
+        let (mut number, mut offset) = (0u64, 0u64);
+        loop {
+            line.clear();
+            let n = r.read_until(b'\n', &mut line)?;
+            if n == 0 {
+                return Ok(());
+            }
+            number += 1;
+            let at = offset;
+            offset += n as u64;
+            trim_line_end(&mut line);
+            if !f(number, at, &line)? {
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn trim_line_end(line: &mut Vec<u8>) {
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+    }
+}
+
+/// A line of a batch: its number (from 1), its offset in the decompressed stream, and where its
+/// bytes are in the batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line {
+    /// Line number, counting from 1.
+    pub number: u64,
+    /// Byte offset of the line's start in the decompressed stream.
+    pub offset: u64,
+    start: usize,
+    end: usize,
+}
+
+/// Consecutive non-blank lines of one source.
+#[derive(Debug)]
+pub struct Batch {
+    /// Where the lines come from.
+    pub source: Arc<RecordSource>,
+    /// The lines, in order.
+    pub lines: Vec<Line>,
+    buf: Vec<u8>,
+}
+
+impl Batch {
+    /// The bytes of `line` (without its line end).
+    pub fn bytes(&self, line: &Line) -> &[u8] {
+        &self.buf[line.start..line.end]
+    }
+}
+
+/// What reading the sources produces, in order.
+#[derive(Debug)]
+pub enum Event {
+    /// A batch of lines.
+    Batch(Batch),
+    /// A source (or the rest of one) that could not be read.
+    Skip(Skip),
+}
+
+/// Checks the inputs before any work: each is `-` (at most once) or an existing file.
+pub fn check_inputs(inputs: &[PathBuf]) -> Result<()> {
+    let mut stdin = false;
+    for p in inputs {
+        if is_stdin(p) {
+            if stdin {
+                return Err(Error::BadInput {
+                    path: p.clone(),
+                    reason: "standard input can be read only once".into(),
+                });
+            }
+            stdin = true;
+            continue;
+        }
+        match std::fs::metadata(p) {
+            Err(_) if std::fs::symlink_metadata(p).is_err() => {
+                return Err(Error::MissingPath { path: p.clone() });
+            }
+            Ok(m) if m.is_dir() => {
+                return Err(Error::BadInput {
+                    path: p.clone(),
+                    reason: "is a directory; JSON-lines input must be a file or -".into(),
+                });
+            }
+            // A dangling link or an unreadable file is reported when read, as for files.
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Reads every input in order, in batches, on a separate thread, and hands each batch to
+/// `on_event` on the calling thread (which processes it, typically in parallel) while the next
+/// one is read and decompressed. With `spool_stdin`, standard input is copied to a temporary file
+/// so that its records can be read again.
+pub fn read_batches(
+    inputs: &[PathBuf],
+    spool_stdin: bool,
+    mut on_event: impl FnMut(Event),
+) -> Result<()> {
+    check_inputs(inputs)?;
+    std::thread::scope(|scope| {
+        // Two batches in flight: the reader stays one step ahead without holding more text.
+        let (tx, rx) = sync_channel::<Event>(1);
+        let reader = scope.spawn(move || -> Result<()> {
+            for input in inputs {
+                read_source(input, spool_stdin, &mut |ev| tx.send(ev).is_ok())?;
+            }
+            Ok(())
+        });
+        for ev in rx {
+            on_event(ev);
+        }
+        reader.join().expect("the record reader panicked")
+    })
+}
+
+/// Reads one source, sending batches and skips through `send` (which returns false when nobody
+/// listens any more).
+fn read_source(input: &Path, spool_stdin: bool, send: &mut dyn FnMut(Event) -> bool) -> Result<()> {
+    let stdin = is_stdin(input);
+    let name = if stdin {
+        STDIN_NAME.to_string()
+    } else {
+        crate::input::display_id(input)
+    };
+    let skip = |id: String, reason: String| {
+        Event::Skip(Skip {
+            id,
+            kind: SkipKind::Unreadable,
+            reason,
+        })
+    };
+    let raw: Box<dyn Read + Send> = if stdin {
+        Box::new(io::stdin())
+    } else {
+        match File::open(input) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                send(skip(name, io_reason(&e)));
+                return Ok(());
+            }
+        }
+    };
+    let (compression, mut reader) = match decode(raw) {
+        Ok(x) => x,
+        Err(e) => {
+            send(skip(name, io_reason(&e)));
+            return Ok(());
+        }
+    };
+    let (spool_path, mut spool) = if stdin && spool_stdin {
+        let (file, path) = tempfile::NamedTempFile::new()
+            .map_err(|e| Error::io("temporary copy of standard input", e))?
+            .into_parts();
+        (Some(path), Some(BufWriter::new(file)))
+    } else {
+        (None, None)
+    };
+    let source = Arc::new(RecordSource {
+        name: name.clone(),
+        path: (!stdin).then(|| input.to_path_buf()),
+        compression,
+        spool: spool_path,
+        reopened: AtomicUsize::new(0),
+    });
+    let new_batch = || Batch {
+        source: Arc::clone(&source),
+        lines: Vec::new(),
+        buf: Vec::new(),
+    };
+    let mut batch = new_batch();
+    let (mut number, mut offset) = (0u64, 0u64);
+    loop {
+        let start = batch.buf.len();
+        let n = match reader.read_until(b'\n', &mut batch.buf) {
+            Ok(n) => n,
+            Err(e) => {
+                batch.buf.truncate(start);
+                let reason = format!("read error after line {number}: {}", io_reason(&e));
+                if !batch.lines.is_empty() && !send(Event::Batch(batch)) {
+                    return Ok(());
+                }
+                send(skip(name, reason));
+                break;
+            }
+        };
+        if n == 0 {
+            if !batch.lines.is_empty() {
+                send(Event::Batch(batch));
+            }
+            break;
+        }
+        number += 1;
+        if let Some(w) = &mut spool {
+            w.write_all(&batch.buf[start..])
+                .map_err(|e| Error::io("temporary copy of standard input", e))?;
+        }
+        let mut end = batch.buf.len();
+        while end > start && matches!(batch.buf[end - 1], b'\n' | b'\r') {
+            end -= 1;
+        }
+        if batch.buf[start..end].iter().all(u8::is_ascii_whitespace) {
+            batch.buf.truncate(start);
+        } else {
+            batch.lines.push(Line {
+                number,
+                offset,
+                start,
+                end,
+            });
+        }
+        offset += n as u64;
+        if batch.lines.len() >= BATCH_LINES || batch.buf.len() >= BATCH_BYTES {
+            let full = std::mem::replace(&mut batch, new_batch());
+            if !send(Event::Batch(full)) {
+                return Ok(());
+            }
+        }
+    }
+    if let Some(mut w) = spool {
+        w.flush()
+            .map_err(|e| Error::io("temporary copy of standard input", e))?;
+    }
+    Ok(())
+}
+
+/// Gives records their ids: the id field when present, otherwise the line number (prefixed with
+/// the source's name when several sources are read); optionally refuses an id already given.
+#[derive(Debug, Default)]
+pub struct Ids {
+    prefixed: bool,
+    unique: bool,
+    // Hash of each id -> its first document. Only hashes are kept, so the ids are not stored twice;
+    // a hash shared by two different ids (about one chance in 10^7 for ten million ids) falls back
+    // to `collided`.
+    first: HashMap<u64, u32>,
+    collided: HashSet<String>,
+}
+
+impl Ids {
+    /// Ids for `sources` inputs; `unique` refuses an id seen before.
+    pub fn new(sources: usize, unique: bool) -> Self {
+        Ids {
+            prefixed: sources > 1,
+            unique,
+            ..Default::default()
+        }
+    }
+
+    /// The id of the record on `line` of `source`, to be document `doc`. `id_of` gives the ids of
+    /// earlier documents. A refused duplicate is returned as a malformed-record [`Skip`].
+    pub fn assign<'a>(
+        &mut self,
+        source: &RecordSource,
+        line: u64,
+        id: Option<String>,
+        doc: u32,
+        id_of: impl Fn(u32) -> &'a str,
+    ) -> std::result::Result<String, Skip> {
+        let id = match id {
+            Some(id) => id,
+            None if self.prefixed => format!("{}:{line}", source.name()),
+            None => line.to_string(),
+        };
+        if self.unique {
+            let h = xxh3_64(id.as_bytes());
+            let fresh = match self.first.get(&h) {
+                None => {
+                    self.first.insert(h, doc);
+                    true
+                }
+                Some(&prev) if id_of(prev) == id => false,
+                Some(_) => self.collided.insert(id.clone()),
+            };
+            if !fresh {
+                return Err(Skip {
+                    id: format!("{}:{line}", source.name()),
+                    kind: SkipKind::Malformed,
+                    reason: format!("duplicate id `{id}` (an earlier record has it)"),
+                });
+            }
+        }
+        Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(id: &str, text: &str) -> Fields {
+        RecordOptions {
+            id_field: id.into(),
+            text_field: text.into(),
+        }
+        .fields()
+    }
+
+    #[test]
+    fn parses_ids_texts_and_nested_paths() {
+        let f = fields("id", "text");
+        let r = parse_record(br#"{"id": 7, "text": "hello"}"#, &f).unwrap();
+        assert_eq!(r.id.as_deref(), Some("7"));
+        assert_eq!(r.text, "hello");
+        let r = parse_record(br#"{"text": "x", "id": null}"#, &f).unwrap();
+        assert_eq!(r.id, None);
+        let f = fields("meta.doc.key", "body.parts.1");
+        let r = parse_record(
+            br#"{"meta": {"doc": {"key": "k-1"}}, "body": {"parts": ["a", "b"]}}"#,
+            &f,
+        )
+        .unwrap();
+        assert_eq!((r.id.as_deref(), r.text.as_str()), (Some("k-1"), "b"));
+    }
+
+    #[test]
+    fn malformed_records_say_why() {
+        let f = fields("id", "text");
+        let e = parse_record(br#"{"id": 1, "text": "x""#, &f).unwrap_err();
+        assert!(e.starts_with("malformed JSON at column"), "{e}");
+        assert!(!e.contains("line 1"), "{e}");
+        assert_eq!(
+            parse_record(br#"{"id": 1}"#, &f).unwrap_err(),
+            "no field `text`"
+        );
+        assert_eq!(
+            parse_record(br#"{"text": 3}"#, &f).unwrap_err(),
+            "field `text` is a number, not a string"
+        );
+        assert_eq!(
+            parse_record(br#"{"text": "t", "id": {"a": 1}}"#, &f).unwrap_err(),
+            "field `id` is an object, not a string or a number"
+        );
+        assert_eq!(
+            parse_record(b"[1, 2]", &f).unwrap_err(),
+            "not a JSON object but an array"
+        );
+    }
+
+    #[test]
+    fn jsonl_names_and_magic_bytes() {
+        for yes in [
+            "a.jsonl",
+            "B.NDJSON",
+            "x.jsonl.gz",
+            "x.ndjson.zst",
+            "d/x.jsonl.zstd",
+        ] {
+            assert!(is_jsonl_path(Path::new(yes)), "{yes}");
+        }
+        for no in ["a.json", "a.txt", "jsonl", "a.gz", "-"] {
+            assert!(!is_jsonl_path(Path::new(no)), "{no}");
+        }
+        assert_eq!(Compression::sniff(&[0x1f, 0x8b, 8, 0]), Compression::Gzip);
+        assert_eq!(
+            Compression::sniff(&[0x28, 0xb5, 0x2f, 0xfd]),
+            Compression::Zstd
+        );
+        assert_eq!(Compression::sniff(b"{\"a"), Compression::None);
+        assert_eq!(Compression::sniff(b""), Compression::None);
+    }
+
+    #[test]
+    fn bad_field_paths_are_rejected() {
+        let o = RecordOptions {
+            id_field: "a..b".into(),
+            ..Default::default()
+        };
+        assert!(o.validate().unwrap_err().to_string().contains("--id-field"));
+        assert_eq!(pointer("a/b.c~d"), "/a~1b/c~0d");
+    }
+
+    type NumberedLines = Vec<(u64, u64, Vec<u8>)>;
+
+    fn read_all(path: &Path) -> (NumberedLines, Arc<RecordSource>) {
+        let mut lines = Vec::new();
+        let mut source = None;
+        read_batches(&[path.to_path_buf()], false, |ev| match ev {
+            Event::Batch(b) => {
+                for l in &b.lines {
+                    lines.push((l.number, l.offset, b.bytes(l).to_vec()));
+                }
+                source = Some(Arc::clone(&b.source));
+            }
+            Event::Skip(s) => panic!("{s:?}"),
+        })
+        .unwrap();
+        (lines, source.unwrap())
+    }
+
+    #[test]
+    fn reads_plain_gzip_and_zstd_and_reads_lines_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = b"{\"text\":\"a\"}\r\n\n  \n{\"text\":\"b\"}\n{\"text\":\"c\"}";
+        let plain = dir.path().join("c.jsonl");
+        std::fs::write(&plain, text).unwrap();
+        let gz = dir.path().join("c.jsonl.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(text).unwrap();
+        std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+        let zst = dir.path().join("c.jsonl.zst");
+        std::fs::write(&zst, zstd::encode_all(&text[..], 3).unwrap()).unwrap();
+
+        let (want, _) = read_all(&plain);
+        assert_eq!(
+            want,
+            vec![
+                (1, 0, b"{\"text\":\"a\"}".to_vec()),
+                (4, 18, b"{\"text\":\"b\"}".to_vec()),
+                (5, 31, b"{\"text\":\"c\"}".to_vec()),
+            ]
+        );
+        for (path, c) in [
+            (&plain, Compression::None),
+            (&gz, Compression::Gzip),
+            (&zst, Compression::Zstd),
+        ] {
+            let (got, source) = read_all(path);
+            assert_eq!(got, want, "{}", path.display());
+            assert_eq!(source.compression(), c);
+            let again = source.read_at(&[18, 31]).unwrap();
+            assert_eq!(again, vec![want[1].2.clone(), want[2].2.clone()]);
+        }
+    }
+
+    #[test]
+    fn a_corrupt_stream_keeps_the_records_before_the_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: String = (0..2000)
+            .map(|i| format!("{}\n", serde_json::json!({"text": format!("record {i}")})))
+            .collect();
+        let mut gz = {
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            enc.write_all(lines.as_bytes()).unwrap();
+            enc.finish().unwrap()
+        };
+        gz.truncate(gz.len() * 2 / 3);
+        let path = dir.path().join("cut.jsonl.gz");
+        std::fs::write(&path, gz).unwrap();
+        let (mut read, mut skips) = (0, Vec::new());
+        read_batches(&[path], false, |ev| match ev {
+            Event::Batch(b) => read += b.lines.len(),
+            Event::Skip(s) => skips.push(s),
+        })
+        .unwrap();
+        assert!(read > 0 && read < 2000, "{read}");
+        assert_eq!(skips.len(), 1);
+        assert_eq!(skips[0].kind, SkipKind::Unreadable);
+        assert!(
+            skips[0]
+                .reason
+                .starts_with(&format!("read error after line {read}")),
+            "{:?}",
+            skips[0]
+        );
+    }
+
+    /// Regression: exact verification once re-read a compressed source from its start for every
+    /// record (quadratic); it must decompress it once per batch of pairs.
+    #[test]
+    fn exact_verification_decompresses_once_per_batch() {
+        use crate::config::ScanConfig;
+        use crate::scan::{Origin, Pipeline};
+        use crate::verify::VerifyMode;
+        let dir = tempfile::tempdir().unwrap();
+        let base = "a long enough sentence about rivers, stones and the gardens by the harbour";
+        let lines: String = (0..30)
+            .map(|i| {
+                format!(
+                    "{}\n",
+                    serde_json::json!({"text": format!("{base} {}", i % 3)})
+                )
+            })
+            .collect();
+        let path = dir.path().join("c.jsonl.zst");
+        std::fs::write(&path, zstd::encode_all(lines.as_bytes(), 3).unwrap()).unwrap();
+        let config = ScanConfig {
+            verify: VerifyMode::Exact,
+            threshold: 0.5,
+            ..Default::default()
+        };
+        let report = Pipeline::new(config)
+            .unwrap()
+            .scan_records(&[path])
+            .unwrap();
+        assert!(report.pairs.len() > 100, "{}", report.pairs.len());
+        assert!(report.pairs.iter().all(|p| p.jaccard.is_some()));
+        let Origin::Record { source, .. } = &report.documents[0].origin else {
+            panic!("a record");
+        };
+        assert_eq!(source.times_reopened(), 1);
+    }
+
+    #[test]
+    fn directories_and_missing_files_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = check_inputs(&[dir.path().to_path_buf()]).unwrap_err();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        let e = check_inputs(&[dir.path().join("nope.jsonl")]).unwrap_err();
+        assert!(matches!(e, Error::MissingPath { .. }));
+        let e = check_inputs(&["-".into(), "-".into()]).unwrap_err();
+        assert!(e.to_string().contains("only once"), "{e}");
+    }
+
+    #[derive(Default)]
+    struct Count(std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64);
+
+    impl crate::scan::Progress for Count {
+        fn total(&self, n: u64) {
+            self.0.store(n, std::sync::atomic::Ordering::Relaxed);
+        }
+        fn advance(&self, n: u64) {
+            self.1.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn signing_records_reports_progress_and_keeps_input_order() {
+        use crate::scan::Pipeline;
+        use std::sync::atomic::Ordering::Relaxed;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let lines: String = (0..40)
+            .map(|i| {
+                format!(
+                    "{}\n",
+                    serde_json::json!({"text": format!("document number {i}")})
+                )
+            })
+            .collect();
+        std::fs::write(&path, format!("{lines}not json\n")).unwrap();
+        let count = Arc::new(Count::default());
+        let p = Pipeline::new(Default::default())
+            .unwrap()
+            .with_progress(count.clone());
+        let corpus = p.sign_records(&[path]).unwrap();
+        assert_eq!(count.1.load(Relaxed), 41);
+        assert_eq!(count.0.load(Relaxed), 0, "no total is known for records");
+        let ids: Vec<&str> = corpus.documents.iter().map(|d| d.id.as_str()).collect();
+        let want: Vec<String> = (1..=40).map(|i| i.to_string()).collect();
+        assert_eq!(ids, want);
+        assert_eq!(corpus.signed.len(), 40);
+        assert_eq!(corpus.stats.skipped_malformed, 1);
+
+        let count = Arc::new(Count::default());
+        let p = Pipeline::new(Default::default())
+            .unwrap()
+            .with_progress(count.clone());
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        p.sign_files(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!((count.0.load(Relaxed), count.1.load(Relaxed)), (2, 2));
+    }
+
+    #[test]
+    fn ids_fall_back_to_line_numbers_and_duplicates_are_refused() {
+        let source = RecordSource {
+            name: "a.jsonl".into(),
+            path: Some("a.jsonl".into()),
+            compression: Compression::None,
+            spool: None,
+            reopened: AtomicUsize::new(0),
+        };
+        let mut given: Vec<String> = Vec::new();
+        let mut ids = Ids::new(1, true);
+        for (line, id) in [(1, Some("x")), (2, None), (3, Some("x")), (4, Some("2"))] {
+            let doc = given.len() as u32;
+            match ids.assign(&source, line, id.map(String::from), doc, |d| {
+                given[d as usize].as_str()
+            }) {
+                Ok(id) => given.push(id),
+                Err(skip) => {
+                    assert_eq!(skip.kind, SkipKind::Malformed);
+                    given.push(format!("refused {}", skip.id));
+                }
+            }
+        }
+        assert_eq!(given, ["x", "2", "refused a.jsonl:3", "refused a.jsonl:4"]);
+        let mut ids = Ids::new(2, false);
+        assert_eq!(
+            ids.assign(&source, 9, None, 0, |_| "").unwrap(),
+            "a.jsonl:9"
+        );
+    }
+}
