@@ -11,7 +11,8 @@
 //! 7. [`cluster`]: connected components of the pairs;
 //! 8. [`output`]: JSON lines and text reports.
 //!
-//! [`scan`] ties them together; [`config::ScanConfig`] holds every knob. The library knows
+//! [`scan`] ties them together; [`index`] keeps signatures in a persistent SQLite index;
+//! [`config::ScanConfig`] holds every knob. The library knows
 //! nothing of the command line: the `ndup` binary turns flags into a config and calls it.
 //!
 //! ```
@@ -27,6 +28,7 @@
 pub mod cluster;
 pub mod config;
 pub mod error;
+pub mod index;
 pub mod input;
 pub mod lsh;
 pub mod minhash;

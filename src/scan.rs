@@ -80,6 +80,12 @@ pub struct Stats {
     pub oversized_buckets: u64,
     /// Pairs reported.
     pub pairs: u64,
+    /// With an index as cache (`scan --index`): documents signed in this run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signed: Option<u64>,
+    /// With an index as cache: documents whose signature came from the index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached: Option<u64>,
     /// Wall time of the scan.
     #[serde(serialize_with = "as_secs")]
     pub elapsed: Duration,

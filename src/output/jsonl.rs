@@ -64,6 +64,10 @@ struct SummaryRecord {
     pairs: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     clusters: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cached: Option<u64>,
 }
 
 fn line(w: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
@@ -130,6 +134,8 @@ impl Reporter for JsonLines {
                 oversized_buckets: st.oversized_buckets,
                 pairs: st.pairs,
                 clusters,
+                signed: st.signed,
+                cached: st.cached,
             },
         )
     }

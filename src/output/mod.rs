@@ -4,6 +4,7 @@
 //! Reports are deterministic: they hold no time stamps or timings (those go to the summary on
 //! stderr), so the same input and seed give byte-identical output whatever the thread count.
 
+pub mod index;
 mod jsonl;
 mod text;
 
@@ -82,6 +83,9 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
     s += &format!(", {} pairs", stats.pairs);
     if let Some(c) = clusters {
         s += &format!(", {c} clusters");
+    }
+    if let (Some(signed), Some(cached)) = (stats.signed, stats.cached) {
+        s += &format!(" ({signed} signed, {cached} from the index)");
     }
     let secs = stats.elapsed.as_secs_f64();
     let mb = stats.bytes as f64 / 1e6;

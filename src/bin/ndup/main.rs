@@ -2,6 +2,7 @@
 
 mod cli;
 mod exit;
+mod index_cmd;
 mod scan_cmd;
 
 use clap::Parser;
@@ -33,5 +34,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
     }
     match cli.command {
         Command::Scan(args) => scan_cmd::run(*args),
+        Command::Index(cmd) => index_cmd::run_index(cmd),
+        Command::Query(args) => index_cmd::run_query(*args),
     }
 }

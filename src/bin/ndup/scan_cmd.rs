@@ -13,7 +13,11 @@ use crate::exit::Exit;
 /// Runs `ndup scan`.
 pub fn run(args: ScanArgs) -> Result<Exit> {
     let config = args.config()?;
-    let report = Pipeline::new(config)?.scan(&args.paths)?;
+    let pipeline = Pipeline::new(config)?;
+    let report = match &args.index {
+        Some(index) => crate::index_cmd::scan_with_index(&pipeline, &args.paths, index)?,
+        None => pipeline.scan(&args.paths)?,
+    };
     let opts = ReportOptions {
         clusters: args.clusters,
     };
