@@ -120,17 +120,61 @@ struct Writer<'a> {
     now: i64,
     written: u64,
     hook: PauseHook,
+    /// Band rows not yet inserted: they are inserted in key order by [`Writer::flush`], which
+    /// keeps the band table's B-tree pages hot instead of visiting a random page per row.
+    pending: Vec<(i64, i64, i64)>,
 }
 
-impl Writer<'_> {
-    fn insert_bands(&self, doc: i64, bands: &[u64]) -> Result<()> {
+/// Band rows per multi-row `INSERT`: fewer statement executions per row.
+const BAND_ROWS_PER_INSERT: usize = 32;
+
+impl<'a> Writer<'a> {
+    fn new(tx: &'a Connection, path: &'a Path, params: &'a IndexParams, now: i64) -> Self {
+        Writer {
+            tx,
+            path,
+            params,
+            now,
+            written: 0,
+            hook: PauseHook::from_env(),
+            pending: Vec::new(),
+        }
+    }
+
+    fn insert_bands(&mut self, doc: i64, bands: &[u64]) {
+        self.pending.extend(
+            bands
+                .iter()
+                .enumerate()
+                .map(|(b, &h)| (b as i64, h as i64, doc)),
+        );
+    }
+
+    /// Inserts the pending band rows, sorted.
+    fn flush(&mut self) -> Result<()> {
+        let mut rows = std::mem::take(&mut self.pending);
+        rows.sort_unstable();
+        let many = format!(
+            "INSERT INTO band(band, hash, doc) VALUES {}",
+            vec!["(?, ?, ?)"; BAND_ROWS_PER_INSERT].join(", ")
+        );
+        let mut chunks = rows.chunks_exact(BAND_ROWS_PER_INSERT);
+        {
+            let mut st = self.tx.prepare_cached(&many).map_err(db(self.path))?;
+            for chunk in &mut chunks {
+                let values: Vec<&dyn rusqlite::ToSql> = chunk
+                    .iter()
+                    .flat_map(|(b, h, d)| [b as &dyn rusqlite::ToSql, h, d])
+                    .collect();
+                st.execute(values.as_slice()).map_err(db(self.path))?;
+            }
+        }
         let mut st = self
             .tx
             .prepare_cached("INSERT INTO band(band, hash, doc) VALUES (?1, ?2, ?3)")
             .map_err(db(self.path))?;
-        for (b, &h) in bands.iter().enumerate() {
-            st.execute(params![b as i64, h as i64, doc])
-                .map_err(db(self.path))?;
+        for (b, h, d) in chunks.remainder() {
+            st.execute(params![b, h, d]).map_err(db(self.path))?;
         }
         Ok(())
     }
@@ -205,7 +249,7 @@ impl Writer<'_> {
             }
         };
         if let Some(bands) = &bands {
-            self.insert_bands(doc, bands)?;
+            self.insert_bands(doc, bands);
         }
         self.wrote();
         Ok(())
@@ -322,14 +366,7 @@ impl Index {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(db(&path))?;
-        let mut w = Writer {
-            tx: &tx,
-            path: &path,
-            params: &self.params,
-            now: now_ns(),
-            written: 0,
-            hook: PauseHook::from_env(),
-        };
+        let mut w = Writer::new(&tx, &path, &self.params, now_ns());
         let mut report = SyncReport::default();
         let mut done = HashSet::new();
         for id in ids {
@@ -390,14 +427,7 @@ impl Index {
         };
         tx.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)
             .map_err(db(&path))?;
-        let mut w = Writer {
-            tx: &tx,
-            path: &path,
-            params: &run,
-            now,
-            written: 0,
-            hook: PauseHook::from_env(),
-        };
+        let mut w = Writer::new(&tx, &path, &run, now);
 
         // Stat everything; only what changed is read.
         report.seen = entries.len() as u64;
@@ -429,60 +459,71 @@ impl Index {
                 }
             }
         }
-        for chunk in work.chunks(CHUNK) {
-            let fresh: Vec<Fresh> = chunk
-                .par_iter()
-                .map(|&(i, size, mtime)| {
-                    read_and_sign(
-                        pipeline,
-                        &entries[i],
-                        size,
-                        mtime,
-                        stored.get(&entries[i].id),
-                    )
-                })
-                .collect();
-            for (&(i, _, _), f) in chunk.iter().zip(fresh) {
-                let e = &entries[i];
-                let old = stored.get(&e.id);
-                match f {
-                    Fresh::Unreadable(skip) => skipped.push(skip),
-                    Fresh::Same { size, mtime_ns } => {
-                        let s = old.expect("only a stored row can be the same");
-                        report.read += 1;
-                        report.unchanged += 1;
-                        w.touch(s.rowid, size, mtime_ns)?;
-                        if keep {
-                            results[i] = Some(s.known());
-                        }
+        // Signing (in parallel, a chunk at a time) overlaps with writing the previous chunk,
+        // which SQLite does on this thread.
+        std::thread::scope(|scope| -> Result<()> {
+            let (send, receive) = std::sync::mpsc::sync_channel::<Vec<Fresh>>(1);
+            let (work, entries, stored) = (&work, &entries, &stored);
+            scope.spawn(move || {
+                for chunk in work.chunks(CHUNK) {
+                    let fresh: Vec<Fresh> = chunk
+                        .par_iter()
+                        .map(|&(i, size, mtime)| {
+                            let e = &entries[i];
+                            read_and_sign(pipeline, e, size, mtime, stored.get(&e.id))
+                        })
+                        .collect();
+                    // The writer stopped on an error: nothing more to do.
+                    if send.send(fresh).is_err() {
+                        break;
                     }
-                    Fresh::Doc(d) => {
-                        report.read += 1;
-                        if d.kind != Kind::Binary {
-                            report.signed += 1;
-                            signed_now[i] = true;
+                }
+            });
+            for (chunk, fresh) in work.chunks(CHUNK).zip(receive) {
+                for (&(i, _, _), f) in chunk.iter().zip(fresh) {
+                    let e = &entries[i];
+                    let old = stored.get(&e.id);
+                    match f {
+                        Fresh::Unreadable(skip) => skipped.push(skip),
+                        Fresh::Same { size, mtime_ns } => {
+                            let s = old.expect("only a stored row can be the same");
+                            report.read += 1;
+                            report.unchanged += 1;
+                            w.touch(s.rowid, size, mtime_ns)?;
+                            if keep {
+                                results[i] = Some(s.known());
+                            }
                         }
-                        if old.is_some() {
-                            report.updated += 1;
-                        } else {
-                            report.added += 1;
-                        }
-                        w.put(e, old.map(|s| s.rowid), &d)?;
-                        // The scan cache reports every binary file below, read or not.
-                        if d.kind == Kind::Binary && !keep {
-                            skipped.push(binary_skip(&e.id));
-                        }
-                        if keep {
-                            results[i] = Some(Known {
-                                kind: d.kind,
-                                text_bytes: d.text_bytes,
-                                signature: d.signature,
-                            });
+                        Fresh::Doc(d) => {
+                            report.read += 1;
+                            if d.kind != Kind::Binary {
+                                report.signed += 1;
+                                signed_now[i] = true;
+                            }
+                            if old.is_some() {
+                                report.updated += 1;
+                            } else {
+                                report.added += 1;
+                            }
+                            w.put(e, old.map(|s| s.rowid), &d)?;
+                            // The scan cache reports every binary file below, read or not.
+                            if d.kind == Kind::Binary && !keep {
+                                skipped.push(binary_skip(&e.id));
+                            }
+                            if keep {
+                                results[i] = Some(Known {
+                                    kind: d.kind,
+                                    text_bytes: d.text_bytes,
+                                    signature: d.signature,
+                                });
+                            }
                         }
                     }
                 }
+                w.flush()?;
             }
-        }
+            Ok(())
+        })?;
 
         if mode == Mode::Update {
             // What disappeared under the given paths goes, except under directories that could
