@@ -11,9 +11,9 @@
 //! 7. [`cluster`]: connected components of the pairs;
 //! 8. [`output`]: JSON lines and text reports.
 //!
-//! [`scan`] ties them together; [`index`] keeps signatures in a persistent SQLite index;
-//! [`config::ScanConfig`] holds every knob. The library knows
-//! nothing of the command line: the `ndup` binary turns flags into a config and calls it.
+//! [`scan`] ties them together; [`config::ScanConfig`] holds every knob; [`index`] keeps
+//! signatures in a persistent SQLite index. The library knows nothing of the command line: the
+//! `ndup` binary turns flags into a config and calls it.
 //!
 //! ```
 //! use ndup::{config::ScanConfig, scan::Pipeline};

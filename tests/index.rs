@@ -676,3 +676,77 @@ fn a_killed_writer_leaves_the_previous_state_and_readers_keep_working() {
         .unwrap();
     assert_eq!(check, "ok");
 }
+
+#[test]
+fn banding_threshold_follow_quiet_and_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    corpus(d);
+    // A directory reached only through a symbolic link: indexed with -L only.
+    fs::create_dir(d.join("real")).unwrap();
+    write_old(&d.join("real/r.txt"), &text(77, 300));
+    std::os::unix::fs::symlink(d.join("real"), d.join("c/link")).unwrap();
+
+    let flags = ["--bands", "32", "--rows", "4"];
+    let mut args = vec!["index", "build", "c", "--index", "i.db", "-q"];
+    args.extend(flags);
+    let out = ndup(d).args(&args).assert().code(0).get_output().clone();
+    assert!(out.stderr.is_empty());
+    let r: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(counts(&r)[6], 13);
+    let mut args = vec!["index", "add", "c", "-L", "--index", "i.db"];
+    args.extend(flags);
+    let (r, _) = run(d, &args, 0);
+    assert_eq!(counts(&r)[0], 1);
+
+    write_old(&d.join("q.txt"), &near_copy(&text(77, 300)));
+    let (_, stderr) = run(d, &["query", "--index", "i.db", "q.txt"], 2);
+    assert!(
+        stderr.contains(
+            "index was built with --bands 32, this run uses 16; with --rows 4, this run uses 8"
+        ),
+        "{stderr}"
+    );
+    let mut args = vec!["query", "--index", "i.db", "q.txt", "c/d0.txt"];
+    args.extend(flags);
+    let (r, _) = run(d, &args, 0);
+    assert_eq!(
+        matches(&r),
+        [
+            ("q.txt".into(), "c/link/r.txt".into()),
+            ("c/d0.txt".into(), "c/sub/dup.txt".into())
+        ]
+    );
+    assert_eq!(
+        (r[0]["bands"].as_u64(), r[0]["rows"].as_u64()),
+        (Some(32), Some(4))
+    );
+
+    // A threshold above the copies' similarity reports nothing.
+    let mut strict = args.clone();
+    strict.extend(["--threshold", "0.999", "--verify", "exact"]);
+    let (r, _) = run(d, &strict, 0);
+    assert!(matches(&r).is_empty());
+    assert_eq!(summary(&r)["candidates"], 2);
+
+    // The same bytes whatever the number of threads.
+    let outputs: Vec<Vec<u8>> = ["1", "2"]
+        .iter()
+        .map(|j| {
+            let mut a = args.clone();
+            a.extend(["-j", j, "--verify", "exact"]);
+            ndup(d)
+                .args(&a)
+                .assert()
+                .code(0)
+                .get_output()
+                .stdout
+                .clone()
+        })
+        .collect();
+    assert_eq!(outputs[0], outputs[1]);
+}

@@ -438,8 +438,10 @@ impl Index {
         let mut results: Vec<Option<Known>> = vec![None; entries.len()];
         // Per entry: was it signed in this run (rather than taken from the index)?
         let mut signed_now = vec![false; entries.len()];
-        for (i, e) in entries.iter().enumerate() {
-            match fs::metadata(&e.path) {
+        let stats: Vec<std::io::Result<fs::Metadata>> =
+            entries.par_iter().map(|e| fs::metadata(&e.path)).collect();
+        for (i, (e, md)) in entries.iter().zip(stats).enumerate() {
+            match md {
                 Err(err) => skipped.push(Skip {
                     id: e.id.clone(),
                     kind: SkipKind::Unreadable,
