@@ -251,6 +251,12 @@ fn query_reads_stdin_and_keeps_the_top_k() {
     let out = String::from_utf8(out).unwrap();
     assert_eq!(out.matches("\"type\":\"match\"").count(), 1);
     assert!(out.contains("\"indexed\":\"c/d0.txt\""));
+    let (_, stderr) = run(
+        d,
+        &["query", "--index", "i.db", "--top", "0", "c/d1.txt"],
+        2,
+    );
+    assert!(stderr.contains("--top must be at least 1"), "{stderr}");
 }
 
 #[test]

@@ -533,8 +533,9 @@ fn mtime_ns(md: &fs::Metadata) -> i64 {
             Ok(d) => d.as_nanos() as i64,
             Err(e) => -(e.duration().as_nanos() as i64),
         },
-        // No mtime on this platform: 0 forces a content-hash check every time.
-        Err(_) => 0,
+        // No mtime on this platform: the largest time is always within the racy window, which
+        // forces a content-hash check every time.
+        Err(_) => i64::MAX,
     }
 }
 
