@@ -42,6 +42,70 @@ pub enum Error {
         /// The files and directories that were skipped, with their reasons.
         skipped: Vec<crate::input::Skip>,
     },
+    /// The index file given does not exist (queries and removals need one).
+    #[error("{path}: no such index (create it with `ndup index build`)")]
+    NoIndex {
+        /// The index path as given.
+        path: PathBuf,
+    },
+    /// The file given as an index is not one: not a SQLite database, or another application's.
+    #[error("{path}: not an ndup index ({reason})")]
+    NotAnIndex {
+        /// The index path as given.
+        path: PathBuf,
+        /// What the file is instead.
+        reason: String,
+    },
+    /// An ndup index whose content is damaged.
+    #[error("{path}: the index is corrupt ({reason})")]
+    IndexCorrupt {
+        /// The index path as given.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An index written in a format this version of ndup cannot read.
+    #[error(
+        "{path}: index format version {found} is not supported (this ndup reads version {supported}); rebuild it with `ndup index build`"
+    )]
+    IndexVersion {
+        /// The index path as given.
+        path: PathBuf,
+        /// The version found in the file.
+        found: i64,
+        /// The version this ndup writes and reads.
+        supported: i64,
+    },
+    /// The index was made with other parameters than this run's.
+    #[error(
+        "{path}: {differences}; use the same flags, or rebuild the index with `ndup index build`"
+    )]
+    IndexParams {
+        /// The index path as given.
+        path: PathBuf,
+        /// Which parameters differ, e.g. `index was built with --num-perm 128, this run uses 256`.
+        differences: String,
+    },
+    /// Another process holds the index's write lock for too long.
+    #[error("{path}: the index is busy: another ndup process is writing it")]
+    IndexBusy {
+        /// The index path as given.
+        path: PathBuf,
+    },
+    /// Any other failure of the index's database (disk full, permissions, ...).
+    #[error("{path}: {reason}")]
+    IndexDb {
+        /// The index path as given.
+        path: PathBuf,
+        /// SQLite's message.
+        reason: String,
+    },
+    /// A document id that the index does not hold.
+    #[error("{id}: not in the index")]
+    NotIndexed {
+        /// The id as given.
+        id: String,
+    },
 }
 
 /// `": a: reason; b: reason"`, the first few skips of a failed scan, for its one-line error.

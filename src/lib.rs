@@ -16,8 +16,9 @@
 //!
 //! [`scan`] ties them together and [`dedup`] keeps one document per cluster; [`sample`] holds
 //! the first seed's shingle-sample sketches (modulo sampling, supershingles), [`tune`] chooses
-//! and explains the banding, and [`compare`] shows every similarity of one pair.
-//! [`config::ScanConfig`] holds every knob. The library knows nothing of the command line: the
+//! and explains the banding, [`compare`] shows every similarity of one pair, and [`index`] keeps
+//! signatures in a persistent SQLite index. [`config::ScanConfig`] holds every knob. The
+//! library knows nothing of the command line: the
 //! `ndup` binary turns flags into a config and calls it.
 //!
 //! ```
@@ -36,6 +37,7 @@ pub mod compare;
 pub mod config;
 pub mod dedup;
 pub mod error;
+pub mod index;
 pub mod input;
 pub mod lsh;
 pub mod markers;

@@ -100,6 +100,12 @@ pub struct Stats {
     pub ignored_pairs: u64,
     /// Pairs accepted by the baseline, not reported.
     pub baseline_pairs: u64,
+    /// With an index as cache (`scan --index`): documents signed in this run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signed: Option<u64>,
+    /// With an index as cache: documents whose signature came from the index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached: Option<u64>,
     /// Wall time of the scan.
     #[serde(serialize_with = "as_secs")]
     pub elapsed: Duration,

@@ -68,6 +68,10 @@ struct SummaryRecord {
     baseline_pairs: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     clusters: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cached: Option<u64>,
 }
 
 fn line(w: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
@@ -138,6 +142,8 @@ impl Reporter for JsonLines {
                 ignored_pairs: st.ignored_pairs,
                 baseline_pairs: st.baseline_pairs,
                 clusters,
+                signed: st.signed,
+                cached: st.cached,
             },
         )
     }

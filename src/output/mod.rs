@@ -6,6 +6,7 @@
 
 mod csv;
 mod github;
+pub mod index;
 mod jsonl;
 mod sarif;
 mod text;
@@ -149,6 +150,9 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
     }
     if let Some(c) = clusters {
         s += &format!(", {c} clusters");
+    }
+    if let (Some(signed), Some(cached)) = (stats.signed, stats.cached) {
+        s += &format!(" ({signed} signed, {cached} from the index)");
     }
     let secs = stats.elapsed.as_secs_f64();
     let mb = stats.bytes as f64 / 1e6;

@@ -20,7 +20,8 @@ use super::util::{
 // Flags tested in tests/accuracy.rs: --containment, --fn-weight, --fp-weight, --modulo,
 // --supershingle-size. In tests/io.rs: the input, output and CI-gate flags (--jsonl, --id-field,
 // --text-field, --files-from, --null (-0), --glob, --exclude, --hidden, --no-ignore,
-// --max-filesize, --output, --max-pairs, --baseline, --write-baseline, --config).
+// --max-filesize, --output, --max-pairs, --baseline, --write-baseline, --config). In
+// tests/index.rs: --index.
 const TESTED_FLAGS: &[&str] = &[
     "--bands",
     "--baseline",
@@ -38,6 +39,7 @@ const TESTED_FLAGS: &[&str] = &[
     "--help",
     "--hidden",
     "--id-field",
+    "--index",
     "--jsonl",
     "--k",
     "--max-bucket",

@@ -43,6 +43,153 @@ pub enum Command {
     /// Write a corpus without its near-duplicates: JSON lines in, JSON lines out (one record per
     /// cluster kept); for a file tree, the list of files to keep and to drop.
     Dedup(Box<DedupArgs>),
+    /// Keep a persistent index of signed documents (a SQLite file).
+    #[command(subcommand)]
+    Index(IndexCommand),
+    /// Print the indexed documents similar to each query document.
+    Query(Box<QueryArgs>),
+}
+
+/// The `ndup index` commands.
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Index a corpus, replacing whatever the index held (and its parameters).
+    Build(Box<IndexSyncArgs>),
+    /// Add documents, or update them when they changed (nothing is removed).
+    Add(Box<IndexSyncArgs>),
+    /// Remove documents from the index by id.
+    Remove(IndexRemoveArgs),
+    /// Bring the index in line with a corpus: add new documents, re-sign changed ones, remove
+    /// the ones that disappeared.
+    Update(Box<IndexSyncArgs>),
+}
+
+/// LSH banding flags of the index commands (as in `ndup scan`).
+#[derive(Debug, Clone, Args)]
+pub struct LshArgs {
+    /// LSH bands [default: chosen for a threshold of 0.8, see `ndup tune`].
+    #[arg(long, short = 'b', value_name = "B", help_heading = "LSH")]
+    pub bands: Option<usize>,
+    /// Slots per LSH band [default: chosen for a threshold of 0.8, see `ndup tune`].
+    #[arg(long, short = 'r', value_name = "R", help_heading = "LSH")]
+    pub rows: Option<usize>,
+}
+
+/// Arguments of `ndup index build`, `add` and `update`.
+#[derive(Debug, Args)]
+pub struct IndexSyncArgs {
+    /// Files and directories to index (directories recursively).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// The index file (created when missing).
+    #[arg(long, value_name = "FILE")]
+    pub index: PathBuf,
+
+    #[command(flatten)]
+    pub sketching: SketchingArgs,
+
+    #[command(flatten)]
+    pub lsh: LshArgs,
+
+    /// Report format.
+    #[arg(long, value_enum, default_value = "jsonl", help_heading = "Output")]
+    pub format: IndexFormatArg,
+    /// Print nothing on stderr but errors.
+    #[arg(long, short = 'q', help_heading = "Output")]
+    pub quiet: bool,
+
+    /// Follow symbolic links while walking directories.
+    #[arg(long, short = 'L', help_heading = "Input")]
+    pub follow: bool,
+}
+
+/// Arguments of `ndup index remove`.
+#[derive(Debug, Args)]
+pub struct IndexRemoveArgs {
+    /// Ids of the documents to remove, as the index shows them.
+    #[arg(required = true, value_name = "ID")]
+    pub ids: Vec<String>,
+
+    /// The index file.
+    #[arg(long, value_name = "FILE")]
+    pub index: PathBuf,
+
+    /// Report format.
+    #[arg(long, value_enum, default_value = "jsonl", help_heading = "Output")]
+    pub format: IndexFormatArg,
+    /// Print nothing on stderr but errors.
+    #[arg(long, short = 'q', help_heading = "Output")]
+    pub quiet: bool,
+}
+
+/// Arguments of `ndup query`.
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// The index file.
+    #[arg(long, value_name = "FILE")]
+    pub index: PathBuf,
+
+    /// Documents to check: files, directories (recursively), or - for standard input.
+    #[arg(required = true, value_name = "DOC")]
+    pub docs: Vec<PathBuf>,
+
+    /// Report indexed documents with Jaccard similarity at least T.
+    #[arg(long, short = 't', default_value_t = 0.8, value_name = "T")]
+    pub threshold: f64,
+
+    /// Report only the K most similar indexed documents of each query document.
+    #[arg(long, value_name = "K")]
+    pub top: Option<usize>,
+
+    #[command(flatten)]
+    pub sketching: SketchingArgs,
+
+    #[command(flatten)]
+    pub lsh: LshArgs,
+
+    /// How candidates are verified (exact reads the indexed files again, when they are still
+    /// there and unchanged).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        help_heading = "Verification"
+    )]
+    pub verify: VerifyArg,
+
+    /// Report format.
+    #[arg(long, value_enum, default_value = "jsonl", help_heading = "Output")]
+    pub format: IndexFormatArg,
+    /// Exit with status 1 when any match is reported.
+    #[arg(long, help_heading = "Output")]
+    pub fail_on_duplicates: bool,
+    /// Print nothing on stderr but errors.
+    #[arg(long, short = 'q', help_heading = "Output")]
+    pub quiet: bool,
+
+    /// Follow symbolic links while walking directories.
+    #[arg(long, short = 'L', help_heading = "Input")]
+    pub follow: bool,
+}
+
+/// Report formats of the index commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IndexFormatArg {
+    /// JSON lines, one typed record per line.
+    Jsonl,
+    /// A readable report.
+    Text,
+}
+
+impl IndexFormatArg {
+    /// The library's report format.
+    pub fn format(self) -> Format {
+        match self {
+            IndexFormatArg::Jsonl => Format::Jsonl,
+            IndexFormatArg::Text => Format::Text,
+        }
+    }
 }
 
 /// Which document of a cluster `ndup dedup` keeps.
@@ -345,6 +492,10 @@ pub struct ScanArgs {
     /// Follow symbolic links while walking directories.
     #[arg(long, short = 'L', help_heading = "Input")]
     pub follow: bool,
+
+    /// Use (and fill) this index as a cache of signatures: unchanged files are not signed again.
+    #[arg(long, value_name = "FILE", help_heading = "Index")]
+    pub index: Option<PathBuf>,
 
     #[command(flatten)]
     pub input: InputArgs,
@@ -738,6 +889,60 @@ impl ScanArgs {
             FormatArg::Sarif => Format::Sarif,
             FormatArg::Github => Format::Github,
         }
+    }
+}
+
+/// The banding of an index is tuned for this threshold unless --bands/--rows are given: an index
+/// is built once and queried at many thresholds, and its banding must not change with them.
+pub const INDEX_TUNING_THRESHOLD: f64 = 0.8;
+
+/// The configuration of an index command: the sketching and banding flags, the rest as in a
+/// default scan unless the command sets it.
+pub fn index_config(sketching: &SketchingArgs, lsh: &LshArgs, follow: bool) -> Result<ScanConfig> {
+    let (sketch, sample) = sketching.sketches(false)?;
+    if let Some(sample) = sample {
+        bail!(
+            "an index holds signatures: use a signature sketch (fss, oph or classic), not --sketch {}",
+            sample.kind.name()
+        );
+    }
+    let (num_perm, lsh) = resolve_banding(
+        sketching.num_perm,
+        lsh.bands,
+        lsh.rows,
+        INDEX_TUNING_THRESHOLD,
+        Weights::default(),
+    )?;
+    let config = ScanConfig {
+        input: InputOptions {
+            follow_links: follow,
+            ..Default::default()
+        },
+        normalize: sketching.normalize(),
+        shingle: sketching.shingle()?,
+        sketch,
+        num_perm,
+        lsh,
+        seed: sketching.seed,
+        ..ScanConfig::default()
+    };
+    config.validate()?;
+    Ok(config)
+}
+
+impl QueryArgs {
+    /// The library configuration these flags describe.
+    pub fn config(&self) -> Result<ScanConfig> {
+        let config = ScanConfig {
+            threshold: self.threshold,
+            verify: self.verify.mode(),
+            ..index_config(&self.sketching, &self.lsh, self.follow)?
+        };
+        config.validate()?;
+        if self.top == Some(0) {
+            bail!("--top must be at least 1");
+        }
+        Ok(config)
     }
 }
 

@@ -5,6 +5,7 @@ mod compare_cmd;
 mod config_file;
 mod dedup_cmd;
 mod exit;
+mod index_cmd;
 mod progress;
 mod scan_cmd;
 mod sink;
@@ -57,5 +58,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Tune(args) => tune_cmd::run(args),
         Command::Compare(args) => compare_cmd::run(*args),
         Command::Dedup(args) => dedup_cmd::run(*args),
+        Command::Index(cmd) => index_cmd::run_index(cmd),
+        Command::Query(args) => index_cmd::run_query(*args),
     }
 }

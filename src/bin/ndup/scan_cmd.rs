@@ -42,6 +42,12 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let sample = pipeline.config().effective_sample();
     let corpus = if let Some(sample) = sample {
         // Sample sketches (and containment) compare shingle samples, not signatures.
+        if args.index.is_some() {
+            bail!(
+                "--index holds signatures: it does not apply to --sketch {}",
+                sample.kind.name()
+            );
+        }
         if jsonl {
             bail!(
                 "--sketch {} (and --containment) read files, not JSON lines yet: use a signature \
@@ -51,12 +57,21 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
         }
         None
     } else if jsonl {
+        if args.index.is_some() {
+            bail!("--index caches the signatures of files, not of JSON lines records");
+        }
         let mut sources = args.paths.clone();
         if let Some(list) = &args.input.files_from {
             // With JSON lines, the listed files are more sources.
             sources.extend(ndup::input::read_list(list, args.input.null)?);
         }
         Some(pipeline.sign_records(&sources)?)
+    } else if let Some(index) = &args.index {
+        Some(crate::index_cmd::sign_with_index(
+            &pipeline,
+            &args.paths,
+            index,
+        )?)
     } else {
         Some(pipeline.sign_files(&args.paths)?)
     };

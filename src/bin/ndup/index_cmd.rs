@@ -1,0 +1,157 @@
+//! `ndup index build|add|remove|update`, `ndup query`, and the index as a cache for `ndup scan`.
+
+use std::io::{BufWriter, Read as _, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use ndup::Error;
+use ndup::index::{Index, IndexParams, QueryDoc, QuerySource};
+use ndup::input::{Skip, SkipKind};
+use ndup::output::{self, Format};
+use ndup::scan::{Pipeline, SignedCorpus};
+
+use crate::cli::{IndexCommand, IndexSyncArgs, QueryArgs, index_config};
+use crate::exit::Exit;
+
+/// Runs one of the `ndup index` commands.
+pub fn run_index(cmd: IndexCommand) -> Result<Exit> {
+    let (name, report, format, quiet) = match cmd {
+        IndexCommand::Build(args) => {
+            let (pipeline, mut index) = open_for_sync(&args)?;
+            let r = index.build(&pipeline, &args.paths)?;
+            ("build", r, args.format.format(), args.quiet)
+        }
+        IndexCommand::Add(args) => {
+            let (pipeline, mut index) = open_for_sync(&args)?;
+            let r = index.add(&pipeline, &args.paths)?;
+            ("add", r, args.format.format(), args.quiet)
+        }
+        IndexCommand::Update(args) => {
+            let (pipeline, mut index) = open_for_sync(&args)?;
+            let r = index.update(&pipeline, &args.paths)?;
+            ("update", r, args.format.format(), args.quiet)
+        }
+        IndexCommand::Remove(args) => {
+            let mut index = Index::open(&args.index)?;
+            let r = index.remove(&args.ids)?;
+            ("remove", r, args.format.format(), args.quiet)
+        }
+    };
+    write_out(|w| output::index::write_sync(&report, name, format, w))?;
+    if !quiet {
+        warn_unreadable(&report.skipped);
+        eprintln!("{}", output::index::sync_summary_line(&report, name));
+    }
+    Ok(Exit::Success)
+}
+
+/// Checks the paths, then opens the index (creating it when missing).
+fn open_for_sync(args: &IndexSyncArgs) -> Result<(Pipeline, Index)> {
+    let config = index_config(&args.sketching, &args.lsh, args.follow)?;
+    // A missing path is an error before the index file is created or touched.
+    check_paths(&args.paths)?;
+    let pipeline = Pipeline::new(config)?;
+    let index = Index::open_or_create(&args.index, &IndexParams::from_config(pipeline.config()))?;
+    Ok((pipeline, index))
+}
+
+fn check_paths(paths: &[PathBuf]) -> Result<()> {
+    for p in paths {
+        if std::fs::symlink_metadata(p).is_err() {
+            return Err(Error::MissingPath { path: p.clone() }.into());
+        }
+    }
+    Ok(())
+}
+
+/// Phase one of `ndup scan --index FILE`: signatures from the index where the files did not
+/// change, signing (and storing) the rest; then the usual phase two.
+pub fn sign_with_index(
+    pipeline: &Pipeline,
+    paths: &[PathBuf],
+    index: &Path,
+) -> Result<SignedCorpus> {
+    check_paths(paths)?;
+    let params = IndexParams::from_config(pipeline.config());
+    let mut index = Index::open_or_create(index, &params)?;
+    Ok(index.sign_files(pipeline, paths)?)
+}
+
+/// Runs `ndup query`.
+pub fn run_query(args: QueryArgs) -> Result<Exit> {
+    let config = args.config()?;
+    let stdin = Path::new("-");
+    let files: Vec<PathBuf> = args
+        .docs
+        .iter()
+        .filter(|p| p.as_path() != stdin)
+        .cloned()
+        .collect();
+    check_paths(&files)?;
+    let index = Index::open_read_only(&args.index)?;
+    let pipeline = Pipeline::new(config)?;
+    index.require(&IndexParams::from_config(pipeline.config()))?;
+
+    // The documents in the order given; standard input once, as `-`.
+    let mut docs: Vec<QueryDoc> = Vec::new();
+    let mut skipped: Vec<Skip> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for p in &args.docs {
+        if p.as_path() == stdin {
+            if seen.insert("-".to_string()) {
+                let mut bytes = Vec::new();
+                std::io::stdin()
+                    .read_to_end(&mut bytes)
+                    .context("reading standard input")?;
+                docs.push(QueryDoc {
+                    id: "-".into(),
+                    source: QuerySource::Text(String::from_utf8_lossy(&bytes).into_owned()),
+                });
+            }
+            continue;
+        }
+        let (found, skips) = QueryDoc::from_paths(std::slice::from_ref(p), pipeline.config())?;
+        docs.extend(found.into_iter().filter(|d| seen.insert(d.id.clone())));
+        skipped.extend(skips);
+    }
+
+    let mut report = index.query(&pipeline, &docs, args.top)?;
+    if !skipped.is_empty() {
+        report.stats.skipped_unreadable += skipped.len() as u64;
+        report.skipped.extend(skipped);
+        report.skipped.sort_by(|x, y| x.id.cmp(&y.id));
+    }
+    let format: Format = args.format.format();
+    write_out(|w| output::index::write_query(&report, &args.index, format, w))?;
+    if !args.quiet {
+        warn_unreadable(&report.skipped);
+        eprintln!("{}", output::index::query_summary_line(&report));
+    }
+    if report.stats.queries == 0 {
+        bail!(Error::NoDocuments {
+            skipped: report.skipped.clone()
+        });
+    }
+    Ok(Exit::for_report(
+        report.matches.len(),
+        args.fail_on_duplicates,
+    ))
+}
+
+/// Writes a whole report to stdout.
+fn write_out(f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    f(&mut out)
+        .and_then(|()| out.flush())
+        .context("writing the report")
+}
+
+fn warn_unreadable(skipped: &[Skip]) {
+    for s in skipped {
+        if s.kind != SkipKind::Binary {
+            eprintln!("ndup: {}: {}", s.id, s.reason);
+        }
+    }
+}

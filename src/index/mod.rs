@@ -1,0 +1,1058 @@
+//! A persistent index of signed documents in one SQLite file, so a corpus is signed once and
+//! then kept up to date: new documents are checked against it ([`Index::query`]), a re-run signs
+//! only what changed ([`Index::update`]), and a scan can use it as a cache of signatures
+//! ([`Index::sign_files`]).
+//!
+//! Why SQLite: it is durable and transactional, needs no server, and the file can be inspected
+//! with the `sqlite3` shell. The schema:
+//!
+//! - `meta(key, value)`: `format_version`, `ndup_version`, `params` (the JSON of
+//!   [`IndexParams`]) and `fingerprint` (a hash of those parameters);
+//! - `doc`: one row per document: `name` (its id), `path` (absolute, to read it again for exact
+//!   verification), `kind` (`text`, `empty` or `binary`), `size`, `mtime_ns`, `indexed_ns` (when it
+//!   was last looked at), `content_hash` (xxh3-128 of the raw bytes), `text_bytes`, `signature`
+//!   (little-endian u32 slots) and `bands` (its little-endian u64 band hashes);
+//! - `band(band, hash, doc)`: the LSH buckets, keyed for lookup by `(band, hash)`.
+//!
+//! The header's `application_id` is "ndup" and its `user_version` the format version, so a foreign
+//! SQLite file is recognized before anything is read or written; a file that is not SQLite at all
+//! or is damaged is a typed error, never a panic.
+//!
+//! Safety: the database runs in WAL mode, so readers (queries) keep working, on the last committed
+//! state, while a writer runs. Every command that writes does so in one `IMMEDIATE` transaction:
+//! killed at any point, it leaves the previous state intact.
+//!
+//! Change detection is that of `git` and `rsync`: a file whose size and modification time match
+//! its row is unchanged and not even read; otherwise its content hash decides whether it must be
+//! signed again. A file modified within [`RACY_WINDOW_NS`] of the moment it was indexed could have
+//! changed again within the same clock tick, so it is always re-hashed (git's "racily clean"
+//! entries).
+
+mod query;
+mod sync;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::config::ScanConfig;
+use crate::error::{Error, Result};
+use crate::input::{Skip, SkipKind};
+use crate::lsh::band_hash;
+use crate::minhash::{SketchKind, SketchParams};
+use crate::normalize::NormalizeOptions;
+use crate::shingle::ShingleKind;
+
+pub use query::{Match, QueryDoc, QueryReport, QuerySource, QueryStats};
+
+/// `PRAGMA application_id` of an ndup index: the bytes "ndup".
+pub const APPLICATION_ID: i32 = 0x6E64_7570;
+
+/// The index format (`PRAGMA user_version` and `meta.format_version`). Bumped when the schema or
+/// the meaning of a column changes.
+pub const INDEX_FORMAT_VERSION: i64 = 1;
+
+/// A file modified less than this before it was indexed is re-hashed on every update, because a
+/// second change within the file system's timestamp granularity would not show in its mtime.
+/// Two seconds covers the coarsest common file systems (FAT).
+pub const RACY_WINDOW_NS: i64 = 2_000_000_000;
+
+/// How long a writer waits for another writer to finish before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Documents signed in parallel and then written per step: bounds the signatures held in memory
+/// while a large corpus is indexed.
+const CHUNK: usize = 2048;
+
+/// Candidate pairs verified exactly per batch: bounds the shingle sets held at once.
+const EXACT_BATCH: usize = 4096;
+
+/// Page cache of a writer (in KiB): band rows arrive in hash order, i.e. at random places of the
+/// band table, and a larger cache keeps those B-tree pages in memory during a big transaction.
+const WRITER_CACHE_KIB: i64 = 64 * 1024;
+
+const SCHEMA: &str = "
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE doc (
+    id           INTEGER PRIMARY KEY,
+    name         TEXT NOT NULL UNIQUE,
+    path         TEXT NOT NULL,
+    kind         TEXT NOT NULL CHECK (kind IN ('text', 'empty', 'binary')),
+    size         INTEGER NOT NULL,
+    mtime_ns     INTEGER NOT NULL,
+    indexed_ns   INTEGER NOT NULL,
+    content_hash BLOB NOT NULL,
+    text_bytes   INTEGER NOT NULL,
+    signature    BLOB,
+    bands        BLOB
+);
+CREATE TABLE band (
+    band INTEGER NOT NULL,
+    hash INTEGER NOT NULL,
+    doc  INTEGER NOT NULL,
+    PRIMARY KEY (band, hash, doc)
+) WITHOUT ROWID;
+";
+
+/// The parameters that make the signatures and band hashes stored in an index. Two runs can share
+/// an index only when these are equal; the threshold and the verification mode are chosen per
+/// query and are not part of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexParams {
+    /// The shingle kind.
+    pub shingle: ShingleKind,
+    /// k (char), w (word) or 3 (stopword).
+    pub shingle_size: usize,
+    /// For stop-word shingles with a custom list: a hash of the list (`None`: the built-in list).
+    pub stopwords: Option<String>,
+    /// The normalization steps.
+    pub normalize: NormalizeOptions,
+    /// The signature sketch.
+    pub sketch: SketchKind,
+    /// Slots per signature.
+    pub num_perm: usize,
+    /// LSH bands.
+    pub bands: usize,
+    /// Slots per band.
+    pub rows: usize,
+    /// The seed of every hash function.
+    pub seed: u64,
+}
+
+impl IndexParams {
+    /// The index parameters of a scan configuration.
+    pub fn from_config(config: &ScanConfig) -> Self {
+        let stopwords = match (&config.shingle.kind, &config.shingle.stopwords) {
+            (ShingleKind::Stopword, Some(list)) => {
+                // The shingler uses the list as a set of lowercased words: so does the hash.
+                let mut words: Vec<String> = list.iter().map(|w| w.to_lowercase()).collect();
+                words.sort();
+                words.dedup();
+                Some(format!("{:016x}", xxh3_64(words.join("\n").as_bytes())))
+            }
+            _ => None,
+        };
+        IndexParams {
+            shingle: config.shingle.kind,
+            shingle_size: config.shingle.size(),
+            stopwords,
+            normalize: config.normalize,
+            sketch: config.sketch,
+            num_perm: config.num_perm,
+            bands: config.lsh.bands,
+            rows: config.lsh.rows,
+            seed: config.seed,
+        }
+    }
+
+    /// The signature parameters.
+    pub fn sketch_params(&self) -> SketchParams {
+        SketchParams {
+            kind: self.sketch,
+            num_perm: self.num_perm,
+            seed: self.seed,
+        }
+    }
+
+    /// A short hash of the parameters, stored beside them.
+    pub fn fingerprint(&self) -> String {
+        let json = serde_json::to_string(self).expect("parameters serialize");
+        format!("{:016x}", xxh3_64(json.as_bytes()))
+    }
+
+    /// Each parameter that differs, as `(what the index was built with, what this run uses)`, in
+    /// command-line terms.
+    pub fn differences(&self, run: &IndexParams) -> Vec<(String, String)> {
+        let mut d = Vec::new();
+        let mut value = |flag: &str, built: String, now: String| {
+            if built != now {
+                d.push((format!("{flag} {built}"), now));
+            }
+        };
+        value(
+            "--shingle",
+            self.shingle.name().into(),
+            run.shingle.name().into(),
+        );
+        if self.shingle == run.shingle {
+            let flag = match self.shingle {
+                ShingleKind::Char => "-k",
+                ShingleKind::Word => "-w",
+                ShingleKind::Stopword => "shingle size",
+            };
+            value(
+                flag,
+                self.shingle_size.to_string(),
+                run.shingle_size.to_string(),
+            );
+        }
+        value(
+            "--sketch",
+            self.sketch.name().into(),
+            run.sketch.name().into(),
+        );
+        value(
+            "--num-perm",
+            self.num_perm.to_string(),
+            run.num_perm.to_string(),
+        );
+        value("--bands", self.bands.to_string(), run.bands.to_string());
+        value("--rows", self.rows.to_string(), run.rows.to_string());
+        value("--seed", self.seed.to_string(), run.seed.to_string());
+        if self.stopwords != run.stopwords {
+            let list = |s: &Option<String>| match s {
+                None => "the built-in stop-word list".to_string(),
+                Some(h) => format!("a --stopwords list (hash {h})"),
+            };
+            d.push((list(&self.stopwords), list(&run.stopwords)));
+        }
+        let (a, b) = (&self.normalize, &run.normalize);
+        for (step, flag, built, now) in [
+            ("NFKC normalization", "--no-nfkc", a.nfkc, b.nfkc),
+            ("lowercasing", "--no-lowercase", a.lowercase, b.lowercase),
+            (
+                "white-space collapsing",
+                "--no-collapse-whitespace",
+                a.collapse_whitespace,
+                b.collapse_whitespace,
+            ),
+            ("trimming", "--no-trim", a.trim, b.trim),
+        ] {
+            if built != now {
+                // The flags turn steps off: a step that is on is named, one that is off is
+                // shown as the flag that turned it off.
+                let with = |on: bool| if on { step } else { flag }.to_string();
+                d.push((with(built), with(now)));
+            }
+        }
+        d
+    }
+
+    /// `Ok` when an index built with `self` can serve a run with `run`; otherwise the message that
+    /// says which parameters differ.
+    pub fn check(&self, run: &IndexParams) -> std::result::Result<(), String> {
+        let d = self.differences(run);
+        if d.is_empty() {
+            return Ok(());
+        }
+        let parts: Vec<String> = d
+            .iter()
+            .map(|(built, now)| format!("{built}, this run uses {now}"))
+            .collect();
+        Err(format!("index was built with {}", parts.join("; with ")))
+    }
+}
+
+/// What a stored document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Empty,
+    Binary,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Text => "text",
+            Kind::Empty => "empty",
+            Kind::Binary => "binary",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Kind> {
+        match s {
+            "text" => Some(Kind::Text),
+            "empty" => Some(Kind::Empty),
+            "binary" => Some(Kind::Binary),
+            _ => None,
+        }
+    }
+}
+
+/// A document's row, as far as change detection needs it.
+#[derive(Debug, Clone)]
+struct Stored {
+    rowid: i64,
+    kind: Kind,
+    size: u64,
+    mtime_ns: i64,
+    indexed_ns: i64,
+    hash: [u8; 16],
+    text_bytes: u64,
+    /// Loaded only when the caller needs signatures (the scan cache).
+    signature: Option<Vec<u32>>,
+}
+
+impl Stored {
+    fn known(&self) -> Known {
+        Known {
+            kind: self.kind,
+            text_bytes: self.text_bytes,
+            signature: self.signature.clone(),
+        }
+    }
+
+    /// Unchanged without reading it: same size, same mtime, and not modified so close to the
+    /// moment it was indexed that a later change could hide in the same clock tick.
+    fn fresh(&self, size: u64, mtime_ns: i64) -> bool {
+        self.size == size
+            && self.mtime_ns == mtime_ns
+            && self.mtime_ns.saturating_add(RACY_WINDOW_NS) <= self.indexed_ns
+    }
+}
+
+/// What an index command did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SyncReport {
+    /// Documents in the index afterwards (binary files included: they are remembered so they are
+    /// not read again).
+    pub documents: u64,
+    /// Documents found in the given paths.
+    pub seen: u64,
+    /// Documents new to the index.
+    pub added: u64,
+    /// Documents whose content changed.
+    pub updated: u64,
+    /// Documents found unchanged (by size and mtime, or by content hash after a read).
+    pub unchanged: u64,
+    /// Documents removed from the index.
+    pub removed: u64,
+    /// Files read (and hashed) because they were new or their size or mtime changed.
+    pub read: u64,
+    /// Documents normalized, shingled and signed.
+    pub signed: u64,
+    /// Binary files met among the files read.
+    pub skipped_binary: u64,
+    /// Files that could not be read (they keep their previous row, if any).
+    pub skipped_unreadable: u64,
+    /// What was skipped, sorted by id.
+    #[serde(skip)]
+    pub skipped: Vec<Skip>,
+    /// Wall time.
+    #[serde(skip)]
+    pub elapsed: Duration,
+}
+
+/// Which writing command runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Replace everything.
+    Build,
+    /// Add and update, never delete.
+    Add,
+    /// Add, update, and delete what disappeared under the given paths.
+    Update,
+    /// Add and update, and return every signature (the scan cache).
+    Cache,
+}
+
+/// An open index.
+pub struct Index {
+    conn: Connection,
+    path: PathBuf,
+    params: IndexParams,
+    fingerprint: String,
+}
+
+/// Maps a SQLite error to the library's error for the index at `path`.
+fn db(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
+    move |e| {
+        let path = path.to_path_buf();
+        match e.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase) => Error::NotAnIndex {
+                path,
+                reason: "not a SQLite database".into(),
+            },
+            Some(ErrorCode::DatabaseCorrupt) => Error::IndexCorrupt {
+                path,
+                reason: e.to_string(),
+            },
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Error::IndexBusy { path },
+            _ => match e {
+                rusqlite::Error::FromSqlConversionFailure(..)
+                | rusqlite::Error::InvalidColumnType(..)
+                | rusqlite::Error::IntegralValueOutOfRange(..) => Error::IndexCorrupt {
+                    path,
+                    reason: format!("unexpected value in the database: {e}"),
+                },
+                _ => Error::IndexDb {
+                    path,
+                    reason: e.to_string(),
+                },
+            },
+        }
+    }
+}
+
+fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
+    Error::IndexCorrupt {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+/// What the header of a SQLite file says it is.
+enum Header {
+    /// No schema at all: a new or empty file, ready to become an index.
+    Blank,
+    /// An ndup index.
+    Ndup,
+}
+
+fn inspect(conn: &Connection, path: &Path) -> Result<Header> {
+    let err = db(path);
+    let app: i32 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .map_err(&err)?;
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(&err)?;
+    let objects: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+        .map_err(&err)?;
+    if app == APPLICATION_ID {
+        if version != INDEX_FORMAT_VERSION {
+            return Err(Error::IndexVersion {
+                path: path.to_path_buf(),
+                found: version,
+                supported: INDEX_FORMAT_VERSION,
+            });
+        }
+        return Ok(Header::Ndup);
+    }
+    if app == 0 && version == 0 && objects == 0 {
+        return Ok(Header::Blank);
+    }
+    Err(Error::NotAnIndex {
+        path: path.to_path_buf(),
+        reason: if app == 0 {
+            "a SQLite database of another application".into()
+        } else {
+            format!("a SQLite database of another application (application_id {app:#x})")
+        },
+    })
+}
+
+/// Reads and checks the `meta` table.
+fn read_meta(conn: &Connection, path: &Path) -> Result<(IndexParams, String)> {
+    let get = |key: &str| -> Result<String> {
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(db(path))?
+            .ok_or_else(|| corrupt(path, format!("meta has no {key}")))
+    };
+    let version = get("format_version")?;
+    if version != INDEX_FORMAT_VERSION.to_string() {
+        return Err(corrupt(
+            path,
+            format!("meta format_version {version} does not match the file header"),
+        ));
+    }
+    let params: IndexParams = serde_json::from_str(&get("params")?)
+        .map_err(|e| corrupt(path, format!("unreadable parameters: {e}")))?;
+    let fingerprint = get("fingerprint")?;
+    if fingerprint != params.fingerprint() {
+        return Err(corrupt(
+            path,
+            "the parameters do not match their fingerprint",
+        ));
+    }
+    // The tables the commands use must be there.
+    for table in ["doc", "band"] {
+        let n: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                [table],
+                |r| r.get(0),
+            )
+            .map_err(db(path))?;
+        if n != 1 {
+            return Err(corrupt(path, format!("the {table} table is missing")));
+        }
+    }
+    Ok((params, fingerprint))
+}
+
+fn write_meta(conn: &Connection, path: &Path, params: &IndexParams) -> Result<()> {
+    let json = serde_json::to_string(params).expect("parameters serialize");
+    for (k, v) in [
+        ("format_version", INDEX_FORMAT_VERSION.to_string()),
+        ("ndup_version", env!("CARGO_PKG_VERSION").to_string()),
+        ("params", json),
+        ("fingerprint", params.fingerprint()),
+    ] {
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![k, v],
+        )
+        .map_err(db(path))?;
+    }
+    Ok(())
+}
+
+fn connect(path: &Path, flags: OpenFlags) -> Result<Connection> {
+    let conn = Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX).map_err(
+        |e| Error::IndexDb {
+            path: path.to_path_buf(),
+            reason: format!("cannot open the index: {e}"),
+        },
+    )?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(db(path))?;
+    Ok(conn)
+}
+
+fn not_a_directory(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(Error::NotAnIndex {
+            path: path.to_path_buf(),
+            reason: "a directory".into(),
+        });
+    }
+    Ok(())
+}
+
+fn now_ns() -> i64 {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i64,
+        Err(e) => -(e.duration().as_nanos() as i64),
+    }
+}
+
+fn mtime_ns(md: &fs::Metadata) -> i64 {
+    match md.modified() {
+        Ok(t) => match t.duration_since(UNIX_EPOCH) {
+            Ok(d) => d.as_nanos() as i64,
+            Err(e) => -(e.duration().as_nanos() as i64),
+        },
+        // No mtime on this platform: the largest time is always within the racy window, which
+        // forces a content-hash check every time.
+        Err(_) => i64::MAX,
+    }
+}
+
+fn sig_to_blob(sig: &[u32]) -> Vec<u8> {
+    sig.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn blob_to_sig(blob: &[u8]) -> Vec<u32> {
+    blob.chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect()
+}
+
+fn bands_of(sig: &[u32], bands: usize, rows: usize) -> Vec<u64> {
+    (0..bands)
+        .map(|b| band_hash(&sig[b * rows..(b + 1) * rows]))
+        .collect()
+}
+
+fn bands_to_blob(bands: &[u64]) -> Vec<u8> {
+    bands.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn blob_to_bands(blob: &[u8]) -> Vec<u64> {
+    blob.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect()
+}
+
+/// What the scan cache knows of a document once it is up to date.
+#[derive(Debug, Clone)]
+struct Known {
+    kind: Kind,
+    text_bytes: u64,
+    signature: Option<Vec<u32>>,
+}
+
+fn binary_skip(id: &str) -> Skip {
+    Skip {
+        id: id.to_string(),
+        kind: SkipKind::Binary,
+        reason: "binary file (NUL byte in the first 8 KiB)".into(),
+    }
+}
+
+/// The absolute form of a path, without resolving symbolic links (the file is read through the
+/// same path later).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+fn check_sig(path: &Path, name: &str, blob: &[u8], params: &IndexParams) -> Result<Vec<u32>> {
+    if blob.len() != params.num_perm * 4 {
+        return Err(corrupt(
+            path,
+            format!(
+                "{name}: signature of {} bytes, expected {}",
+                blob.len(),
+                params.num_perm * 4
+            ),
+        ));
+    }
+    Ok(blob_to_sig(blob))
+}
+
+impl Index {
+    /// Opens an existing index for reading and writing. Any parameters are accepted: commands
+    /// that sign check them with [`Index::require`].
+    pub fn open(path: &Path) -> Result<Index> {
+        Self::open_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+    }
+
+    /// Opens an existing index for reading only (queries).
+    pub fn open_read_only(path: &Path) -> Result<Index> {
+        Self::open_with(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+    }
+
+    fn open_with(path: &Path, flags: OpenFlags) -> Result<Index> {
+        if !path.exists() {
+            return Err(Error::NoIndex {
+                path: path.to_path_buf(),
+            });
+        }
+        not_a_directory(path)?;
+        let conn = connect(path, flags)?;
+        match inspect(&conn, path)? {
+            Header::Ndup => {}
+            Header::Blank => {
+                return Err(Error::NotAnIndex {
+                    path: path.to_path_buf(),
+                    reason: "an empty file".into(),
+                });
+            }
+        }
+        let (params, fingerprint) = read_meta(&conn, path)?;
+        Ok(Index {
+            conn,
+            path: path.to_path_buf(),
+            params,
+            fingerprint,
+        })
+    }
+
+    /// Opens the index at `path`, creating it with `params` when the file does not exist or is
+    /// empty. An existing index keeps its own parameters (see [`Index::require`]); a file that is
+    /// not an index is an error and is left untouched.
+    pub fn open_or_create(path: &Path, params: &IndexParams) -> Result<Index> {
+        not_a_directory(path)?;
+        let conn = connect(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+        )?;
+        if let Header::Blank = inspect(&conn, path)? {
+            // WAL is a property of the file: set once, it lets readers work beside a writer.
+            let mode: String = conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+                .map_err(db(path))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(Error::IndexDb {
+                    path: path.to_path_buf(),
+                    reason: format!("cannot use write-ahead logging (journal mode {mode})"),
+                });
+            }
+            Self::create_schema(&conn, path, params)?;
+        }
+        let (params, fingerprint) = read_meta(&conn, path)?;
+        Ok(Index {
+            conn,
+            path: path.to_path_buf(),
+            params,
+            fingerprint,
+        })
+    }
+
+    /// Writes the schema in one transaction, unless another process did it first.
+    fn create_schema(conn: &Connection, path: &Path, params: &IndexParams) -> Result<()> {
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(db(path))?;
+        let result = (|| {
+            // Another process may have created the index while this one waited for the lock.
+            if let Header::Ndup = inspect(conn, path)? {
+                return Ok(());
+            }
+            conn.pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(db(path))?;
+            conn.pragma_update(None, "user_version", INDEX_FORMAT_VERSION)
+                .map_err(db(path))?;
+            conn.execute_batch(SCHEMA).map_err(db(path))?;
+            write_meta(conn, path, params)
+        })();
+        match result {
+            Ok(()) => conn.execute_batch("COMMIT").map_err(db(path)),
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// The index file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The parameters the index was built with.
+    pub fn params(&self) -> &IndexParams {
+        &self.params
+    }
+
+    /// The fingerprint of [`Index::params`].
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    /// Number of documents in the index.
+    pub fn len(&self) -> Result<u64> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM doc", [], |r| r.get(0))
+            .map_err(db(&self.path))?;
+        Ok(n as u64)
+    }
+
+    /// True when the index holds no document.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Fails with [`Error::IndexParams`], naming what differs, unless the index was built with
+    /// `run`'s parameters.
+    pub fn require(&self, run: &IndexParams) -> Result<()> {
+        self.params
+            .check(run)
+            .map_err(|differences| Error::IndexParams {
+                path: self.path.clone(),
+                differences,
+            })
+    }
+}
+
+fn count_docs(conn: &Connection, path: &Path) -> Result<u64> {
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM doc", [], |r| r.get(0))
+        .map_err(db(path))?;
+    Ok(n as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::Pipeline;
+    use crate::verify::jaccard;
+    use std::time::Duration;
+
+    /// Deterministic text of `n` words from a vocabulary of made-up words.
+    fn text(seed: u64, n: usize) -> String {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                format!("w{}", x % 5000)
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Writes a file and dates it an hour back, out of the racy window.
+    fn write_old(path: &Path, content: &str) {
+        fs::write(path, content).unwrap();
+        let f = fs::File::options().write(true).open(path).unwrap();
+        f.set_modified(SystemTime::now() - Duration::from_secs(3600))
+            .unwrap();
+    }
+
+    fn pipeline() -> Pipeline {
+        Pipeline::new(ScanConfig::default()).unwrap()
+    }
+
+    fn params_of(c: &ScanConfig) -> IndexParams {
+        IndexParams::from_config(c)
+    }
+
+    #[test]
+    fn differences_name_the_flags() {
+        let base = params_of(&ScanConfig::default());
+        assert!(base.check(&base).is_ok());
+        let mut c = ScanConfig {
+            num_perm: 256,
+            ..Default::default()
+        };
+        c.lsh.bands = 32;
+        let msg = base.check(&params_of(&c)).unwrap_err();
+        let b = ScanConfig::default().lsh.bands;
+        assert_eq!(
+            msg,
+            format!(
+                "index was built with --num-perm 128, this run uses 256; with --bands {b}, this run uses 32"
+            )
+        );
+        let mut c = ScanConfig::default();
+        c.normalize.nfkc = false;
+        let msg = base.check(&params_of(&c)).unwrap_err();
+        assert_eq!(
+            msg,
+            "index was built with NFKC normalization, this run uses --no-nfkc"
+        );
+        let mut c = ScanConfig::default();
+        c.shingle.k = 5;
+        assert_eq!(
+            base.check(&params_of(&c)).unwrap_err(),
+            "index was built with -k 9, this run uses 5"
+        );
+    }
+
+    #[test]
+    fn fingerprint_follows_the_parameters_that_matter() {
+        let base = ScanConfig::default();
+        let fp = params_of(&base).fingerprint();
+        assert_eq!(fp.len(), 16);
+        // The threshold and verification mode are per query: same fingerprint.
+        let c = ScanConfig {
+            threshold: 0.5,
+            ..base.clone()
+        };
+        assert_eq!(params_of(&c).fingerprint(), fp);
+        let c = ScanConfig {
+            seed: 7,
+            ..base.clone()
+        };
+        assert_ne!(params_of(&c).fingerprint(), fp);
+        // A stop-word list is a set: order and case do not matter.
+        let mut a = base.clone();
+        a.shingle.kind = ShingleKind::Stopword;
+        a.shingle.stopwords = Some(vec!["The".into(), "a".into()]);
+        let mut b = a.clone();
+        b.shingle.stopwords = Some(vec!["a".into(), "the".into()]);
+        assert_eq!(params_of(&a), params_of(&b));
+        b.shingle.stopwords = Some(vec!["an".into()]);
+        assert!(
+            params_of(&a)
+                .check(&params_of(&b))
+                .unwrap_err()
+                .contains("--stopwords")
+        );
+    }
+
+    #[test]
+    fn blobs_round_trip() {
+        let sig = vec![0u32, 1, u32::MAX, 0xDEAD_BEEF];
+        assert_eq!(blob_to_sig(&sig_to_blob(&sig)), sig);
+        let bands = vec![0u64, u64::MAX, 42];
+        assert_eq!(blob_to_bands(&bands_to_blob(&bands)), bands);
+    }
+
+    #[test]
+    fn foreign_and_blank_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = params_of(&ScanConfig::default());
+        // An empty file becomes an index.
+        let blank = dir.path().join("blank.db");
+        fs::write(&blank, b"").unwrap();
+        let idx = Index::open_or_create(&blank, &p).unwrap();
+        assert_eq!(idx.len().unwrap(), 0);
+        assert_eq!(idx.params(), &p);
+        drop(idx);
+        assert!(Index::open_read_only(&blank).is_ok());
+        // Another application's database is refused and left alone.
+        let foreign = dir.path().join("foreign.db");
+        Connection::open(&foreign)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        let before = fs::read(&foreign).unwrap();
+        let e = Index::open_or_create(&foreign, &p).err().unwrap();
+        assert!(matches!(e, Error::NotAnIndex { .. }), "{e}");
+        assert_eq!(fs::read(&foreign).unwrap(), before);
+        // Not SQLite at all.
+        let text = dir.path().join("notes.txt");
+        fs::write(&text, "just some notes\n").unwrap();
+        let e = Index::open(&text).err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: not an ndup index (not a SQLite database)",
+                text.display()
+            )
+        );
+        // A newer format.
+        let newer = dir.path().join("newer.db");
+        drop(Index::open_or_create(&newer, &p).unwrap());
+        Connection::open(&newer)
+            .unwrap()
+            .pragma_update(None, "user_version", 99)
+            .unwrap();
+        assert!(matches!(
+            Index::open(&newer).err().unwrap(),
+            Error::IndexVersion { found: 99, .. }
+        ));
+        assert!(matches!(
+            Index::open(&dir.path().join("none.db")).err().unwrap(),
+            Error::NoIndex { .. }
+        ));
+    }
+
+    #[test]
+    fn update_reads_and_signs_only_what_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("c");
+        fs::create_dir(&corpus).unwrap();
+        for i in 0..5 {
+            write_old(&corpus.join(format!("d{i}.txt")), &text(i, 200));
+        }
+        let pipe = pipeline();
+        let db = dir.path().join("i.db");
+        let mut idx = Index::open_or_create(&db, &params_of(pipe.config())).unwrap();
+        let paths = [corpus.clone()];
+        let r = idx.build(&pipe, &paths).unwrap();
+        assert_eq!((r.added, r.read, r.signed, r.documents), (5, 5, 5, 5));
+
+        // Nothing changed: nothing is read.
+        let r = idx.update(&pipe, &paths).unwrap();
+        assert_eq!((r.unchanged, r.read, r.signed), (5, 0, 0));
+
+        // A new mtime with the same content: read and hashed, not signed.
+        write_old(&corpus.join("d0.txt"), &text(0, 200));
+        let f = fs::File::options()
+            .write(true)
+            .open(corpus.join("d0.txt"))
+            .unwrap();
+        f.set_modified(SystemTime::now() - Duration::from_secs(1800))
+            .unwrap();
+        let r = idx.update(&pipe, &paths).unwrap();
+        assert_eq!((r.unchanged, r.read, r.signed, r.updated), (5, 1, 0, 0));
+
+        // One edit, one deletion, one addition.
+        write_old(&corpus.join("d1.txt"), &text(100, 200));
+        fs::remove_file(corpus.join("d2.txt")).unwrap();
+        write_old(&corpus.join("d9.txt"), &text(9, 200));
+        let r = idx.update(&pipe, &paths).unwrap();
+        assert_eq!(
+            (r.added, r.updated, r.removed, r.read, r.signed, r.documents),
+            (1, 1, 1, 2, 2, 5)
+        );
+
+        // `add` never removes; `remove` does, all or nothing.
+        let id = |n: &str| corpus.join(n).to_string_lossy().into_owned();
+        let e = idx.remove(&[id("d0.txt"), id("nope.txt")]).unwrap_err();
+        assert!(matches!(e, Error::NotIndexed { .. }));
+        assert_eq!(idx.len().unwrap(), 5);
+        let r = idx.remove(&[id("d0.txt")]).unwrap();
+        assert_eq!((r.removed, r.documents), (1, 4));
+        let band_rows: i64 = idx
+            .conn
+            .query_row("SELECT count(*) FROM band", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(band_rows, 4 * ScanConfig::default().lsh.bands as i64);
+    }
+
+    #[test]
+    fn a_racy_file_is_hashed_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = dir.path().join("new.txt");
+        // Written just now: within the racy window of the moment it is indexed.
+        fs::write(&doc, text(1, 50)).unwrap();
+        let pipe = pipeline();
+        let mut idx =
+            Index::open_or_create(&dir.path().join("i.db"), &params_of(pipe.config())).unwrap();
+        idx.add(&pipe, std::slice::from_ref(&doc)).unwrap();
+        let r = idx.add(&pipe, std::slice::from_ref(&doc)).unwrap();
+        assert_eq!((r.read, r.signed, r.unchanged), (1, 0, 1));
+    }
+
+    #[test]
+    fn the_cache_gives_the_same_corpus_as_signing() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..4 {
+            write_old(&dir.path().join(format!("d{i}.txt")), &text(i, 100));
+        }
+        write_old(&dir.path().join("empty.txt"), "  ");
+        fs::write(dir.path().join("bin.dat"), b"a\0b").unwrap();
+        let pipe = pipeline();
+        let paths = [dir.path().to_path_buf()];
+        let plain = pipe.sign_files(&paths).unwrap();
+        let db = tempfile::tempdir().unwrap();
+        let mut idx =
+            Index::open_or_create(&db.path().join("i.db"), &params_of(pipe.config())).unwrap();
+        for (signed, cached) in [(5, 0), (0, 5)] {
+            let c = idx.sign_files(&pipe, &paths).unwrap();
+            assert_eq!(c.documents, plain.documents);
+            assert_eq!(c.signatures, plain.signatures);
+            assert_eq!(c.signed, plain.signed);
+            assert_eq!(c.skipped, plain.skipped);
+            assert_eq!(
+                (c.stats.signed, c.stats.cached),
+                (Some(signed), Some(cached))
+            );
+            assert_eq!(
+                (
+                    c.stats.documents,
+                    c.stats.empty,
+                    c.stats.bytes,
+                    c.stats.skipped_binary
+                ),
+                (
+                    plain.stats.documents,
+                    plain.stats.empty,
+                    plain.stats.bytes,
+                    plain.stats.skipped_binary
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn query_finds_near_duplicates_and_not_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = text(7, 300);
+        write_old(&dir.path().join("orig.txt"), &base);
+        // Two words of 300 changed: Jaccard near 0.95.
+        let edited = base.replacen("w", "x", 2);
+        write_old(&dir.path().join("copy.txt"), &edited);
+        write_old(&dir.path().join("other.txt"), &text(8, 300));
+        let config = ScanConfig {
+            verify: crate::verify::VerifyMode::Exact,
+            ..Default::default()
+        };
+        let pipe = Pipeline::new(config).unwrap();
+        let db = dir.path().join("i.db");
+        let mut idx = Index::open_or_create(&db, &params_of(pipe.config())).unwrap();
+        idx.build(&pipe, &[dir.path().to_path_buf()]).unwrap();
+        let idx = Index::open_read_only(&db).unwrap();
+        let q = |id: &str, source: QuerySource| QueryDoc {
+            id: id.into(),
+            source,
+        };
+        let orig = dir.path().join("orig.txt");
+        let docs = [
+            q(&orig.to_string_lossy(), QuerySource::File(orig.clone())),
+            q("-", QuerySource::Text(edited.clone())),
+        ];
+        let r = idx.query(&pipe, &docs, None).unwrap();
+        assert_eq!(r.queries.len(), 2);
+        let name = |f: &str| dir.path().join(f).to_string_lossy().into_owned();
+        // The file itself is not its own match; the edited copy is, with its exact Jaccard.
+        let m0: Vec<_> = r.matches.iter().filter(|m| m.query == 0).collect();
+        assert_eq!(m0.len(), 1);
+        assert_eq!(m0[0].indexed, name("copy.txt"));
+        let exact = jaccard(&pipe.shingle_set(&base), &pipe.shingle_set(&edited));
+        assert_eq!(m0[0].jaccard, Some(exact));
+        // Standard input matching both the copy (identical) and the original.
+        let m1: Vec<_> = r.matches.iter().filter(|m| m.query == 1).collect();
+        assert_eq!(m1.len(), 2);
+        assert_eq!(m1[0].indexed, name("copy.txt"));
+        assert_eq!(m1[0].jaccard, Some(1.0));
+        let top = idx.query(&pipe, &docs[1..], Some(1)).unwrap();
+        assert_eq!(top.matches.len(), 1);
+        assert_eq!(top.matches[0].indexed, name("copy.txt"));
+    }
+}

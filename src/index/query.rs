@@ -1,0 +1,420 @@
+//! Queries: new documents checked against the index by band-hash lookup, then verified.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fs;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use xxhash_rust::xxh3::xxh3_128;
+
+use super::*;
+use crate::config::{Params, ScanConfig};
+use crate::input::{self, Skip, SkipKind};
+use crate::minhash::agreement;
+use crate::scan::Pipeline;
+use crate::verify::{Decision, Verifier, jaccard};
+
+/// Where a query document's text comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuerySource {
+    /// A file, read when the query runs (and again for exact verification).
+    File(PathBuf),
+    /// Text already in memory, such as standard input.
+    Text(String),
+}
+
+/// A document to check against the index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryDoc {
+    /// The id shown in reports.
+    pub id: String,
+    /// Its text.
+    pub source: QuerySource,
+}
+
+impl QueryDoc {
+    /// The query documents under `paths` (files, and directories walked as in a scan), in order.
+    pub fn from_paths(
+        paths: &[PathBuf],
+        config: &ScanConfig,
+    ) -> Result<(Vec<QueryDoc>, Vec<Skip>)> {
+        let (entries, skips) = input::collect(paths, &config.input)?;
+        let docs = entries
+            .into_iter()
+            .map(|e| QueryDoc {
+                id: e.id,
+                source: QuerySource::File(e.path),
+            })
+            .collect();
+        Ok((docs, skips))
+    }
+}
+
+/// An indexed document similar to a query document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Match {
+    /// The query document, an index into [`QueryReport::queries`].
+    pub query: u32,
+    /// The indexed document's id.
+    pub indexed: String,
+    /// The signature estimate of their Jaccard similarity.
+    pub estimate: f64,
+    /// The exact Jaccard similarity, when it was computed.
+    pub jaccard: Option<f64>,
+}
+
+impl Match {
+    /// The best measure available: exact when computed, else the estimate.
+    pub fn score(&self) -> f64 {
+        self.jaccard.unwrap_or(self.estimate)
+    }
+}
+
+/// Counts of a query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct QueryStats {
+    /// Query documents read (including empty ones).
+    pub queries: u64,
+    /// Query documents with no text after normalization.
+    pub empty: u64,
+    /// Binary query files skipped.
+    pub skipped_binary: u64,
+    /// Query files that could not be read.
+    pub skipped_unreadable: u64,
+    /// Bytes of query text.
+    pub bytes: u64,
+    /// Documents in the index.
+    pub indexed: u64,
+    /// Distinct (query, indexed document) candidates found by the band lookups.
+    pub candidates: u64,
+    /// Candidates whose exact Jaccard was computed.
+    pub exact_checked: u64,
+    /// Matches reported.
+    pub matches: u64,
+    /// Query documents signed.
+    pub signed: u64,
+    /// Wall time.
+    #[serde(skip)]
+    pub elapsed: Duration,
+}
+
+/// What a query found.
+#[derive(Debug, Clone)]
+pub struct QueryReport {
+    /// The parameters of the run.
+    pub params: Params,
+    /// The index's parameter fingerprint.
+    pub fingerprint: String,
+    /// The ids of the query documents read, in the order given.
+    pub queries: Vec<String>,
+    /// Matches, grouped by query document in order, best first within each.
+    pub matches: Vec<Match>,
+    /// What was skipped, sorted by id.
+    pub skipped: Vec<Skip>,
+    /// Counts.
+    pub stats: QueryStats,
+}
+
+struct Candidate {
+    name: String,
+    path: PathBuf,
+    hash: [u8; 16],
+    signature: Vec<u32>,
+}
+
+impl Index {
+    /// Finds, for each query document, the indexed documents similar to it: candidates by
+    /// band-hash lookup, then verified as `pipeline`'s configuration says (signature, exact
+    /// Jaccard when the indexed file is still there and unchanged, or none). An indexed document
+    /// with the query's own id or path (its earlier version) is not reported. `top` keeps the
+    /// best `top` matches of each query document.
+    ///
+    /// The query reads one consistent snapshot: a writer working at the same time is not seen.
+    pub fn query(
+        &self,
+        pipeline: &Pipeline,
+        docs: &[QueryDoc],
+        top: Option<usize>,
+    ) -> Result<QueryReport> {
+        let start = Instant::now();
+        let config = pipeline.config();
+        self.require(&IndexParams::from_config(config))?;
+        let path = &self.path;
+        let err = db(path);
+        let (bands, rows) = (self.params.bands, self.params.rows);
+        let verifier = Verifier::new(config.verify, config.threshold, self.params.num_perm);
+
+        enum Q {
+            Skipped(Skip),
+            Empty(u64),
+            Signed(Vec<u32>, u64),
+        }
+        let outcomes: Vec<Q> = docs
+            .par_iter()
+            .map(|d| match query_text(d) {
+                Err(skip) => Q::Skipped(skip),
+                Ok(text) => match pipeline.signature(&text) {
+                    Some(sig) => Q::Signed(sig, text.len() as u64),
+                    None => Q::Empty(text.len() as u64),
+                },
+            })
+            .collect();
+
+        let tx = self.conn.unchecked_transaction().map_err(&err)?;
+        let mut stats = QueryStats {
+            indexed: count_docs(&tx, path)?,
+            ..Default::default()
+        };
+        let mut skipped = Vec::new();
+        let mut queries: Vec<String> = Vec::new();
+        // For each query, the index of its document in `docs`.
+        let mut query_doc: Vec<usize> = Vec::new();
+        let mut matches: Vec<Match> = Vec::new();
+        // (query, candidate, estimate) pairs the exact Jaccard must decide.
+        let mut uncertain: Vec<(u32, usize, f64)> = Vec::new();
+        let mut candidates: Vec<Candidate> = Vec::new();
+        let mut by_rowid: HashMap<i64, usize> = HashMap::new();
+        {
+            let mut lookup = tx
+                .prepare_cached("SELECT doc FROM band WHERE band = ?1 AND hash = ?2")
+                .map_err(&err)?;
+            let mut fetch = tx
+                .prepare_cached("SELECT name, path, content_hash, signature FROM doc WHERE id = ?1")
+                .map_err(&err)?;
+            for (di, (d, outcome)) in docs.iter().zip(outcomes).enumerate() {
+                let (sig, bytes) = match outcome {
+                    Q::Skipped(skip) => {
+                        skipped.push(skip);
+                        continue;
+                    }
+                    Q::Empty(bytes) => {
+                        stats.bytes += bytes;
+                        stats.empty += 1;
+                        queries.push(d.id.clone());
+                        query_doc.push(di);
+                        continue;
+                    }
+                    Q::Signed(sig, bytes) => (sig, bytes),
+                };
+                let q = queries.len() as u32;
+                queries.push(d.id.clone());
+                query_doc.push(di);
+                stats.bytes += bytes;
+                stats.signed += 1;
+                let own_path = match &d.source {
+                    QuerySource::File(p) => Some(absolute(p)),
+                    QuerySource::Text(_) => None,
+                };
+                let mut found: BTreeSet<i64> = BTreeSet::new();
+                for (b, h) in bands_of(&sig, bands, rows).into_iter().enumerate() {
+                    let rows = lookup
+                        .query_map(params![b as i64, h as i64], |r| r.get::<_, i64>(0))
+                        .map_err(&err)?;
+                    for r in rows {
+                        found.insert(r.map_err(&err)?);
+                    }
+                }
+                for rowid in found {
+                    let c = match by_rowid.get(&rowid) {
+                        Some(&c) => c,
+                        None => {
+                            let cand = fetch
+                                .query_row([rowid], |r| {
+                                    Ok((
+                                        r.get::<_, String>(0)?,
+                                        r.get::<_, String>(1)?,
+                                        r.get::<_, Vec<u8>>(2)?,
+                                        r.get::<_, Option<Vec<u8>>>(3)?,
+                                    ))
+                                })
+                                .optional()
+                                .map_err(&err)?;
+                            let (name, file, hash, sig) = cand.ok_or_else(|| {
+                                corrupt(
+                                    path,
+                                    format!("band rows point at missing document {rowid}"),
+                                )
+                            })?;
+                            let hash: [u8; 16] = hash.try_into().map_err(|_| {
+                                corrupt(path, format!("{name}: content hash is not 16 bytes"))
+                            })?;
+                            let sig = sig.ok_or_else(|| {
+                                corrupt(
+                                    path,
+                                    format!("{name}: in the band table but has no signature"),
+                                )
+                            })?;
+                            let signature = check_sig(path, &name, &sig, &self.params)?;
+                            candidates.push(Candidate {
+                                name,
+                                path: PathBuf::from(file),
+                                hash,
+                                signature,
+                            });
+                            by_rowid.insert(rowid, candidates.len() - 1);
+                            candidates.len() - 1
+                        }
+                    };
+                    let cand = &candidates[c];
+                    if cand.name == d.id || own_path.as_deref() == Some(cand.path.as_path()) {
+                        continue;
+                    }
+                    stats.candidates += 1;
+                    let m = agreement(&sig, &cand.signature);
+                    let estimate = m as f64 / self.params.num_perm as f64;
+                    match verifier.decide(m) {
+                        Decision::Reject => {}
+                        Decision::Accept => matches.push(Match {
+                            query: q,
+                            indexed: cand.name.clone(),
+                            estimate,
+                            jaccard: None,
+                        }),
+                        Decision::Exact => uncertain.push((q, c, estimate)),
+                    }
+                }
+            }
+        }
+        drop(tx);
+
+        stats.exact_checked = uncertain.len() as u64;
+        for batch in uncertain.chunks(EXACT_BATCH) {
+            let mut qs: Vec<u32> = batch.iter().map(|p| p.0).collect();
+            qs.sort_unstable();
+            qs.dedup();
+            let mut cs: Vec<usize> = batch.iter().map(|p| p.1).collect();
+            cs.sort_unstable();
+            cs.dedup();
+            let q_sets: HashMap<u32, std::result::Result<Vec<u64>, Skip>> = qs
+                .par_iter()
+                .map(|&q| {
+                    let d = &docs[query_doc[q as usize]];
+                    let set = query_text(d)
+                        .map(|t| pipeline.shingle_set(&t))
+                        .map_err(|s| reload_skip(s.id, s.reason));
+                    (q, set)
+                })
+                .collect();
+            let c_sets: HashMap<usize, std::result::Result<Vec<u64>, Skip>> = cs
+                .par_iter()
+                .map(|&c| (c, reload_indexed(pipeline, &candidates[c])))
+                .collect();
+            for &(q, c, estimate) in batch {
+                match (&q_sets[&q], &c_sets[&c]) {
+                    (Ok(x), Ok(y)) => {
+                        let j = jaccard(x, y);
+                        if verifier.accept_exact(j) {
+                            matches.push(Match {
+                                query: q,
+                                indexed: candidates[c].name.clone(),
+                                estimate,
+                                jaccard: Some(j),
+                            });
+                        }
+                    }
+                    (Err(e), _) | (_, Err(e)) => {
+                        if !skipped.contains(e) {
+                            skipped.push(e.clone());
+                        }
+                        // As in a scan: without the text, the signature decides.
+                        if verifier.accept_exact(estimate) {
+                            matches.push(Match {
+                                query: q,
+                                indexed: candidates[c].name.clone(),
+                                estimate,
+                                jaccard: None,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+
+        // By query in the order given, best first, then by id: deterministic.
+        matches.sort_by(|a, b| {
+            a.query
+                .cmp(&b.query)
+                .then(b.score().total_cmp(&a.score()))
+                .then(b.estimate.total_cmp(&a.estimate))
+                .then_with(|| a.indexed.cmp(&b.indexed))
+        });
+        if let Some(top) = top {
+            let mut kept = 0;
+            let mut last = None;
+            matches.retain(|m| {
+                if last != Some(m.query) {
+                    last = Some(m.query);
+                    kept = 0;
+                }
+                kept += 1;
+                kept <= top
+            });
+        }
+        skipped.sort_by(|x, y| x.id.cmp(&y.id));
+        for s in &skipped {
+            // Index inputs are files without size limits or records: every skip that is not
+            // binary is an unreadable file.
+            match s.kind {
+                SkipKind::Binary => stats.skipped_binary += 1,
+                SkipKind::Unreadable | SkipKind::Malformed | SkipKind::TooLarge => {
+                    stats.skipped_unreadable += 1
+                }
+            }
+        }
+        stats.queries = queries.len() as u64;
+        stats.matches = matches.len() as u64;
+        stats.elapsed = start.elapsed();
+        Ok(QueryReport {
+            params: config.params(),
+            fingerprint: self.fingerprint.clone(),
+            queries,
+            matches,
+            skipped,
+            stats,
+        })
+    }
+}
+
+/// The text of a query document, or why it has none.
+fn query_text(d: &QueryDoc) -> std::result::Result<std::borrow::Cow<'_, str>, Skip> {
+    match &d.source {
+        QuerySource::Text(t) => Ok(std::borrow::Cow::Borrowed(t)),
+        QuerySource::File(p) => match input::read_document(p) {
+            Ok(input::Read::Text(t)) => Ok(std::borrow::Cow::Owned(t)),
+            Ok(input::Read::Binary) => Err(binary_skip(&d.id)),
+            Err(e) => Err(Skip {
+                id: d.id.clone(),
+                kind: SkipKind::Unreadable,
+                reason: input::io_reason(&e),
+            }),
+        },
+    }
+}
+
+fn reload_skip(id: String, reason: String) -> Skip {
+    Skip {
+        id,
+        kind: SkipKind::Unreadable,
+        reason: format!("could not be read again for exact verification: {reason}"),
+    }
+}
+
+/// The shingle set of an indexed document, read again from its file; only when the file still
+/// has the content that was indexed, else the exact Jaccard would describe another text.
+fn reload_indexed(pipeline: &Pipeline, c: &Candidate) -> std::result::Result<Vec<u64>, Skip> {
+    let bytes = fs::read(&c.path).map_err(|e| reload_skip(c.name.clone(), input::io_reason(&e)))?;
+    if xxh3_128(&bytes).to_be_bytes() != c.hash {
+        return Err(reload_skip(
+            c.name.clone(),
+            "it changed since it was indexed".into(),
+        ));
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    Ok(pipeline.shingle_set(&text))
+}
