@@ -24,6 +24,16 @@ use crate::verify::{Decision, Verifier, jaccard};
 /// Pairs verified exactly per batch: bounds the shingle sets held at once.
 const EXACT_BATCH_PAIRS: usize = 1 << 16;
 
+/// Shingle hashes per block when a document is signed as it is hashed: 8 KiB, well inside the
+/// L1 data cache.
+const HASH_BLOCK: usize = 1024;
+
+/// Documents of at least this many bytes per signature slot are signed block by block. With 32
+/// shingles per slot, round 0 of FSS leaves a slot empty with probability about e^-32, so the
+/// fallback (hashing again) practically never runs; smaller documents keep their hashes, which
+/// fit in the cache anyway.
+const STREAM_MIN_SHINGLES_PER_SLOT: usize = 32;
+
 /// A document that was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Document {
@@ -140,6 +150,9 @@ pub struct SignedCorpus {
 /// Per-thread buffers reused from one document to the next.
 #[derive(Default)]
 struct Scratch {
+    /// The file as read.
+    file: Vec<u8>,
+    /// The normalized text.
     text: String,
     hashes: Vec<u64>,
     slots: Vec<u64>,
@@ -191,38 +204,67 @@ impl Pipeline {
     }
 
     fn sign_text(&self, text: &str, s: &mut Scratch) -> Option<Vec<u32>> {
-        normalize_into(text, &self.config.normalize, &mut s.text);
-        s.hashes.clear();
-        self.shingler
-            .hashes_into(&s.text, self.config.seed, &mut s.hashes);
-        if s.hashes.is_empty() {
-            return None;
-        }
         let mut sig = vec![0u32; self.signer.num_perm()];
-        self.signer.sign_into(&s.hashes, &mut sig, &mut s.slots);
-        Some(sig)
+        self.sign_text_into(text, s, &mut sig).then_some(sig)
+    }
+
+    /// Normalizes, shingles and signs `text` into `sig`; false for an empty document.
+    ///
+    /// A large document is signed as its hashes are made, a cache-sized block at a time
+    /// ([`Signer::absorb`]), so its hashes are never stored; when round 0 is not enough (FSS on
+    /// a document with few distinct shingles) the hashes are made again and signed whole.
+    fn sign_text_into(&self, text: &str, s: &mut Scratch, sig: &mut [u32]) -> bool {
+        normalize_into(text, &self.config.normalize, &mut s.text);
+        let seed = self.config.seed;
+        s.hashes.clear();
+        if s.text.len() >= STREAM_MIN_SHINGLES_PER_SLOT * self.signer.num_perm() {
+            self.signer.begin(&mut s.slots);
+            let (signer, slots) = (&self.signer, &mut s.slots);
+            let n = self
+                .shingler
+                .hash_blocks(&s.text, seed, &mut s.hashes, HASH_BLOCK, |b| {
+                    signer.absorb(b, slots)
+                });
+            self.signer.absorb(&s.hashes, &mut s.slots);
+            if n == 0 {
+                return false;
+            }
+            if self.signer.finish(&mut s.slots, sig) {
+                return true;
+            }
+            s.hashes.clear();
+        }
+        self.shingler.hashes_into(&s.text, seed, &mut s.hashes);
+        if s.hashes.is_empty() {
+            return false;
+        }
+        self.signer.sign_into(&s.hashes, sig, &mut s.slots);
+        true
     }
 
     fn process(&self, entry: &Entry, s: &mut Scratch) -> Outcome {
-        match input::read_document(&entry.path) {
+        let mut file = std::mem::take(&mut s.file);
+        let outcome = match input::read_document_into(&entry.path, &mut file) {
             Err(e) => Outcome::Skipped(Skip {
                 id: entry.id.clone(),
                 kind: SkipKind::Unreadable,
                 reason: input::io_reason(&e),
             }),
-            Ok(Read::Binary) => Outcome::Skipped(Skip {
+            Ok(None) => Outcome::Skipped(Skip {
                 id: entry.id.clone(),
                 kind: SkipKind::Binary,
                 reason: "binary file (NUL byte in the first 8 KiB)".into(),
             }),
-            Ok(Read::Text(text)) => {
+            Ok(Some(text)) => {
                 let bytes = text.len() as u64;
                 match self.sign_text(&text, s) {
                     Some(sig) => Outcome::Signed(sig, bytes),
                     None => Outcome::Empty(bytes),
                 }
             }
-        }
+        };
+        s.file = file;
+        outcome
     }
 
     /// Scans the files and directories in `paths`.
