@@ -19,7 +19,7 @@ use crate::lsh::LshIndex;
 use crate::minhash::{Signer, agreement};
 use crate::normalize::normalize_into;
 use crate::shingle::Shingler;
-use crate::verify::{Decision, Verifier, jaccard};
+use crate::verify::{Decision, Verifier, jaccard_at_least};
 
 /// Pairs verified exactly per batch: bounds the shingle sets held at once.
 const EXACT_BATCH_PAIRS: usize = 1 << 16;
@@ -160,7 +160,8 @@ struct Scratch {
 
 /// What happened to one entry.
 enum Outcome {
-    Signed(Vec<u32>, u64),
+    /// Signed into its row of the flat signature array; the document's length in bytes.
+    Signed(u64),
     Empty(u64),
     Skipped(Skip),
 }
@@ -242,7 +243,7 @@ impl Pipeline {
         true
     }
 
-    fn process(&self, entry: &Entry, s: &mut Scratch) -> Outcome {
+    fn process(&self, entry: &Entry, s: &mut Scratch, sig: &mut [u32]) -> Outcome {
         let mut file = std::mem::take(&mut s.file);
         let outcome = match input::read_document_into(&entry.path, &mut file) {
             Err(e) => Outcome::Skipped(Skip {
@@ -257,9 +258,10 @@ impl Pipeline {
             }),
             Ok(Some(text)) => {
                 let bytes = text.len() as u64;
-                match self.sign_text(&text, s) {
-                    Some(sig) => Outcome::Signed(sig, bytes),
-                    None => Outcome::Empty(bytes),
+                if self.sign_text_into(&text, s, sig) {
+                    Outcome::Signed(bytes)
+                } else {
+                    Outcome::Empty(bytes)
                 }
             }
         };
@@ -277,17 +279,21 @@ impl Pipeline {
     /// Phase one: finds, reads, normalizes, shingles and signs every document, in parallel.
     pub fn sign_files(&self, paths: &[PathBuf]) -> Result<SignedCorpus> {
         let (entries, mut skipped) = input::collect(paths, &self.config.input)?;
+        // Each document signs straight into its row of one flat array (no vector per
+        // document); rows of skipped and empty documents are squeezed out afterwards.
+        let k = self.signer.num_perm();
+        let mut sigs = vec![0u32; entries.len() * k];
         let outcomes: Vec<Outcome> = entries
             .par_iter()
-            .map_init(Scratch::default, |s, e| self.process(e, s))
+            .zip(sigs.par_chunks_mut(k))
+            .map_init(Scratch::default, |s, (e, sig)| self.process(e, s, sig))
             .collect();
 
         let mut stats = Stats::default();
         let mut documents = Vec::with_capacity(entries.len());
-        let mut sigs: Vec<u32> = Vec::new();
         // signature index -> document index
         let mut signed: Vec<u32> = Vec::new();
-        for (entry, outcome) in entries.into_iter().zip(outcomes) {
+        for (row, (entry, outcome)) in entries.into_iter().zip(outcomes).enumerate() {
             let doc = documents.len() as u32;
             match outcome {
                 Outcome::Skipped(skip) => skipped.push(skip),
@@ -300,9 +306,10 @@ impl Pipeline {
                         empty: true,
                     });
                 }
-                Outcome::Signed(sig, bytes) => {
+                Outcome::Signed(bytes) => {
                     stats.bytes += bytes;
-                    sigs.extend_from_slice(&sig);
+                    let to = signed.len() * k;
+                    sigs.copy_within(row * k..(row + 1) * k, to);
                     signed.push(doc);
                     documents.push(Document {
                         id: entry.id,
@@ -312,6 +319,8 @@ impl Pipeline {
                 }
             }
         }
+        sigs.truncate(signed.len() * k);
+        sigs.shrink_to_fit();
         stats.documents = documents.len() as u64;
         for s in &skipped {
             match s.kind {
@@ -415,18 +424,31 @@ impl Pipeline {
                 .par_iter()
                 .map(|&d| (d, self.reload(&docs[d as usize])))
                 .collect();
-            for p in batch {
-                match (&sets[&p.a], &sets[&p.b]) {
-                    (Ok(x), Ok(y)) => {
-                        let j = jaccard(x, y);
-                        if self.verifier.accept_exact(j) {
+            // The exact Jaccards in parallel; the decisions below stay in pair order.
+            // Outer `None`: a document could not be read again; inner `None`: below the
+            // threshold.
+            let exact: Vec<Option<Option<f64>>> = batch
+                .par_iter()
+                .map(|p| match (&sets[&p.a], &sets[&p.b]) {
+                    // Pairs below the threshold are dropped, so their merge may stop early.
+                    (Ok(x), Ok(y)) => Some(jaccard_at_least(x, y, self.verifier.threshold())),
+                    _ => None,
+                })
+                .collect();
+            for (p, j) in batch.iter().zip(exact) {
+                match j {
+                    Some(j) => {
+                        if let Some(j) = j.filter(|&j| self.verifier.accept_exact(j)) {
                             kept.push(Pair {
                                 jaccard: Some(j),
                                 ..*p
                             });
                         }
                     }
-                    (Err(e), _) | (_, Err(e)) => {
+                    None => {
+                        let ((Err(e), _) | (_, Err(e))) = (&sets[&p.a], &sets[&p.b]) else {
+                            unreachable!("a set is missing only when a reload failed")
+                        };
                         if !skips.contains(e) {
                             skips.push(e.clone());
                         }
