@@ -170,12 +170,24 @@ if [ "$SCALE" = 1 ]; then
 fi
 if [ "$SMALL" -gt 0 ]; then
     if [ ! -f "small-$SMALL.done" ]; then
+        for s in 1 2 3; do # the text of the rotated copies too, for a million distinct files
+            if [ ! -d "corpus-rot$s" ]; then
+                $PY "$ROOT/benches/compare/make_corpus.py" rot corpus-1x "corpus-rot$s" --shift "$s"
+            fi
+        done
         say "making $SMALL small files"
         rm -rf "small-$SMALL"
-        $PY "$ROOT/benches/compare/make_corpus.py" small corpus-1x "small-$SMALL" --docs "$SMALL"
+        $PY "$ROOT/benches/compare/make_corpus.py" small corpus-1x corpus-rot1 corpus-rot2 \
+            corpus-rot3 "small-$SMALL" --docs "$SMALL"
         touch "small-$SMALL.done"
     fi
-    scale_run "small-$SMALL" "small-$SMALL"
+    # An eighth, a quarter, a half and all of the small files (1,000 per directory).
+    for part in 8 4 2 1; do
+        n=$((SMALL / part))
+        dirs=$(find "small-$SMALL" -mindepth 1 -maxdepth 1 -type d | sort | head -n $(((n + 999) / 1000)))
+        # shellcheck disable=SC2086
+        scale_run "small-$n" $dirs
+    done
 fi
 
 # --- table -------------------------------------------------------------------------------------

@@ -97,7 +97,8 @@ pub fn collect(paths: &[PathBuf], opts: &InputOptions) -> Result<(Vec<Entry>, Ve
                         continue;
                     }
                     let id = display_id(e.path());
-                    if seen.insert(id.clone()) {
+                    // One root never yields a path twice; only overlapping roots need checking.
+                    if paths.len() == 1 || seen.insert(id.clone()) {
                         entries.push(Entry {
                             id,
                             path: e.into_path(),
@@ -173,11 +174,10 @@ pub fn read_document_into<'a>(
     buf: &'a mut Vec<u8>,
 ) -> std::io::Result<Option<Cow<'a, str>>> {
     buf.clear();
-    let mut file = fs::File::open(path)?;
-    if let Ok(meta) = file.metadata() {
-        buf.reserve(meta.len() as usize);
-    }
-    file.read_to_end(buf)?;
+    // Through `Take`, which reads straight into the buffer's spare room: `File`'s own
+    // `read_to_end` first asks the size with two more system calls per file (statx and lseek),
+    // which count when the files are small and many, and the reused buffer rarely needs to grow.
+    fs::File::open(path)?.take(u64::MAX).read_to_end(buf)?;
     if looks_binary(buf) {
         return Ok(None);
     }

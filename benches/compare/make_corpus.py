@@ -3,7 +3,7 @@
 
     make_corpus.py base   OUT --mb 200        real text + planted near-duplicates (+ planted.tsv)
     make_corpus.py rot    BASE OUT --shift N   a copy of BASE with ASCII letters rotated by N
-    make_corpus.py small  BASE OUT --docs N    N small files cut from BASE's text
+    make_corpus.py small  SRC... OUT --docs N  N distinct small files cut from the text of SRC...
 
 `base` takes the text files of /usr/share/doc (gzip files decompressed), /usr/share/common-licenses
 and the man pages (decompressed roff source, every language), in a fixed pseudo-random order until
@@ -156,30 +156,39 @@ def rot(src, out, shift):
                 f.write(data.translate(table))
 
 
-def small(src, out, docs):
-    """`docs` files of 100 to 600 bytes, cut at line ends from the text of `src`, 1000 per dir."""
+def small(srcs, out, docs):
+    """`docs` files of 50 to 600 bytes, cut at line ends from the text of `srcs` in turn, 1000
+    per directory. Repeated chunks (boilerplate lines shared by many pages) are left out, so the
+    number of near-duplicate pairs grows with the number of documents instead of exploding."""
     rng = random.Random(PLANT_SEED)
+    seen = set()
     written = 0
-    for d, dirs, files in os.walk(src):
-        dirs.sort()
-        for name in sorted(files):
-            with open(os.path.join(d, name), "rb") as f:
-                data = f.read()
-            pos = 0
-            while pos < len(data) and written < docs:
-                end = data.find(b"\n", pos + rng.randrange(100, 600))
-                end = len(data) if end < 0 else end + 1
-                if written % 1000 == 0:
-                    os.makedirs(os.path.join(out, f"{written // 1000:05d}"), exist_ok=True)
-                path = os.path.join(out, f"{written // 1000:05d}", f"{written % 1000:03d}.txt")
-                with open(path, "wb") as f:
-                    f.write(data[pos:end])
-                written += 1
-                pos = end
-            if written >= docs:
-                print(f"{out}: {written} small files", file=sys.stderr)
-                return
-    print(f"{out}: only {written} small files (the base corpus is too small)", file=sys.stderr)
+    for src in srcs:
+        for d, dirs, files in os.walk(src):
+            dirs.sort()
+            for name in sorted(files):
+                with open(os.path.join(d, name), "rb") as f:
+                    data = f.read()
+                pos = 0
+                while pos < len(data) and written < docs:
+                    end = data.find(b"\n", pos + rng.randrange(50, 600))
+                    end = len(data) if end < 0 else end + 1
+                    chunk = data[pos:end]
+                    pos = end
+                    key = hashlib.sha1(chunk).digest()[:8]
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    if written % 1000 == 0:
+                        os.makedirs(os.path.join(out, f"{written // 1000:04d}"), exist_ok=True)
+                    path = os.path.join(out, f"{written // 1000:04d}", f"{written % 1000:03d}.txt")
+                    with open(path, "wb") as f:
+                        f.write(chunk)
+                    written += 1
+                if written >= docs:
+                    print(f"{out}: {written} small files", file=sys.stderr)
+                    return
+    print(f"{out}: only {written} small files (not enough text)", file=sys.stderr)
 
 
 def main():
@@ -194,8 +203,7 @@ def main():
     r.add_argument("out")
     r.add_argument("--shift", type=int, required=True)
     s = sub.add_parser("small")
-    s.add_argument("src")
-    s.add_argument("out")
+    s.add_argument("src", nargs="+")
     s.add_argument("--docs", type=int, default=1_000_000)
     a = ap.parse_args()
     if a.cmd == "base":
@@ -203,7 +211,7 @@ def main():
     elif a.cmd == "rot":
         rot(a.src, a.out, a.shift % 26)
     else:
-        small(a.src, a.out, a.docs)
+        small(a.src[:-1], a.src[-1], a.docs)
 
 
 if __name__ == "__main__":
