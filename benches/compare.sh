@@ -182,11 +182,10 @@ if [ "$SMALL" -gt 0 ]; then
         touch "small-$SMALL.done"
     fi
     # An eighth, a quarter, a half and all of the small files (1,000 per directory).
+    mapfile -t all_dirs < <(find "small-$SMALL" -mindepth 1 -maxdepth 1 -type d | sort)
     for part in 8 4 2 1; do
         n=$((SMALL / part))
-        dirs=$(find "small-$SMALL" -mindepth 1 -maxdepth 1 -type d | sort | head -n $(((n + 999) / 1000)))
-        # shellcheck disable=SC2086
-        scale_run "small-$n" $dirs
+        scale_run "small-$n" "${all_dirs[@]:0:$(((n + 999) / 1000))}"
     done
 fi
 
