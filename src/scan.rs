@@ -481,3 +481,46 @@ impl Pipeline {
 pub fn scan(paths: &[PathBuf], config: &ScanConfig) -> Result<ScanReport> {
     Pipeline::new(config.clone())?.scan(paths)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::minhash::SketchKind;
+    use crate::normalize::normalize;
+
+    /// The signature of the pipeline (streamed in blocks for large documents) is exactly the
+    /// signer's signature of the document's full hash list.
+    #[test]
+    fn streamed_signatures_equal_whole_list_signatures() {
+        let big: String = (0..800)
+            .map(|i| format!("Line {i} of a long document, with words. "))
+            .collect();
+        // Few distinct shingles in a long text: FSS round 0 leaves slots empty and the
+        // pipeline must fall back to the whole list.
+        let repetitive = "ab ".repeat(3000);
+        for kind in [SketchKind::Fss, SketchKind::Oph, SketchKind::Classic] {
+            let config = ScanConfig {
+                sketch: kind,
+                ..Default::default()
+            };
+            let p = Pipeline::new(config.clone()).unwrap();
+            let shingler = Shingler::new(&config.shingle).unwrap();
+            let signer = Signer::new(config.sketch_params()).unwrap();
+            for text in [big.as_str(), repetitive.as_str(), "short text"] {
+                let mut hashes = Vec::new();
+                shingler.hashes_into(
+                    &normalize(text, &config.normalize),
+                    config.seed,
+                    &mut hashes,
+                );
+                assert_eq!(
+                    p.signature(text).unwrap(),
+                    signer.sign(&hashes),
+                    "{kind:?} {}",
+                    &text[..10]
+                );
+            }
+            assert_eq!(p.signature("  \n "), None);
+        }
+    }
+}

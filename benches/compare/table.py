@@ -114,17 +114,23 @@ def main():
         for k in kernels:
             x = f"{ref['tokens_per_s'] / k['tokens_per_s']:.2f}" if ref else "-"
             print(f"| {k['tool']} | {k['tokens_per_s'] / 1e6:.0f} | {x} |")
-    scale = sorted(glob.glob(os.path.join(results, "scale-*.time")))
+    def scale_key(path):
+        name = os.path.basename(path)[len("scale-"):-len(".time")]
+        number = int(re.sub(r"\D", "", name) or 0)
+        return (name.startswith("small"), number)
+
+    scale = sorted(glob.glob(os.path.join(results, "scale-*.time")), key=scale_key)
     if scale:
         print("\nScaling (ndup only, same parameters):\n")
-        print("| corpus | documents | MB | wall s | CPU s | MB/s | peak RSS MB | pairs |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print("| corpus | documents | MB | wall s | CPU s | MB/s | CPU µs/document | peak RSS MB | pairs |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for p in scale:
             name = os.path.basename(p)[len("scale-"):-len(".time")]
             r = parse_time(p)
             meta = json.load(open(p[:-len(".time")] + ".json"))
             print(f"| {name} | {meta['documents']:,} | {meta['bytes'] / 1e6:.0f} | {r['wall']:.2f} | "
-                  f"{r['cpu']:.2f} | {meta['bytes'] / 1e6 / r['wall']:.0f} | {r['rss_mb']:.0f} | "
+                  f"{r['cpu']:.2f} | {meta['bytes'] / 1e6 / r['wall']:.0f} | "
+                  f"{r['cpu'] * 1e6 / meta['documents']:.1f} | {r['rss_mb']:.0f} | "
                   f"{meta['pairs']:,} |")
 
 
