@@ -6,7 +6,8 @@
 //!
 //! How it stays fast and bounded:
 //! - Buckets are found by sorting each band's flat `(hash, document)` array, not by a hash map of
-//!   vectors, and the bands are processed in parallel.
+//!   vectors; one band at a time, with every core sorting and enumerating it, so that only one
+//!   band's array is held.
 //! - A pair that shares several bands is considered only in the first band it shares: when band
 //!   `b` meets a pair, it checks the pair's band hashes for `0..b` (a few integer compares), so no
 //!   global list of candidates is ever built.
@@ -72,10 +73,6 @@ pub struct CandidateStats {
     pub oversized_buckets: u64,
 }
 
-/// One band, sorted: the `(hash, document)` entries, the `[start, end)` ranges of buckets with
-/// two or more members, and the centers of the buckets linked as stars.
-type BandBuckets = (Vec<(u64, u32)>, Vec<(u32, u32)>, HashMap<u64, u32>);
-
 /// The band hashes of a set of signatures, ready to enumerate candidate pairs.
 pub struct LshIndex {
     params: LshParams,
@@ -125,6 +122,10 @@ impl LshIndex {
     /// Calls `verify(a, b)` once for every candidate pair (`a < b`, indices into the signatures)
     /// in parallel, and returns what it kept. Buckets above `max_bucket` members are linked as a
     /// star around their smallest member.
+    ///
+    /// The bands are taken one after another, each sorted and enumerated with every core, so
+    /// only one band's `(hash, document)` array (16 bytes a document) exists at a time; what a
+    /// later band needs of the earlier ones is the band hashes and the star centers.
     pub fn candidates<T, F>(&self, max_bucket: usize, verify: F) -> (Vec<T>, CandidateStats)
     where
         T: Send,
@@ -132,94 +133,88 @@ impl LshIndex {
     {
         let bands = self.params.bands;
         let max_bucket = max_bucket.max(2);
-        // Phase A: per band, sort (hash, doc) and find the buckets with two or more members.
-        let sorted: Vec<BandBuckets> = (0..bands)
-            .into_par_iter()
-            .map(|band| {
-                let mut entries: Vec<(u64, u32)> = (0..self.n)
-                    .map(|d| (self.hashes[d * bands + band], d as u32))
-                    .collect();
-                entries.sort_unstable();
-                let mut groups = Vec::new();
-                let mut stars = HashMap::new();
-                let mut start = 0;
-                while start < entries.len() {
-                    let h = entries[start].0;
-                    let mut end = start + 1;
-                    while end < entries.len() && entries[end].0 == h {
-                        end += 1;
-                    }
-                    if end - start >= 2 {
-                        groups.push((start as u32, end as u32));
-                        if end - start > max_bucket {
-                            stars.insert(h, entries[start].1);
-                        }
-                    }
-                    start = end;
-                }
-                (entries, groups, stars)
-            })
-            .collect();
-
-        // Was the pair (a, b) already met in band `b2`, an earlier band they share?
-        let met_in = |a: u32, b: u32, b2: usize| -> bool {
-            let (ha, hb) = (
-                self.hashes[a as usize * bands + b2],
-                self.hashes[b as usize * bands + b2],
-            );
-            if ha != hb {
-                return false;
-            }
-            match sorted[b2].2.get(&ha) {
-                Some(&center) => a == center || b == center,
-                None => true,
-            }
-        };
-        let first_meeting = |a: u32, b: u32, band: usize| !(0..band).any(|b2| met_in(a, b, b2));
-
-        // Phase B: every bucket of every band, in parallel.
-        let tasks: Vec<(usize, u32, u32)> = sorted
-            .iter()
-            .enumerate()
-            .flat_map(|(band, (_, groups, _))| groups.iter().map(move |&(s, e)| (band, s, e)))
-            .collect();
-        let results: Vec<(Vec<T>, u64, bool)> = tasks
-            .par_iter()
-            .map(|&(band, s, e)| {
-                let members = &sorted[band].0[s as usize..e as usize];
-                let mut kept = Vec::new();
-                let mut considered = 0u64;
-                let mut consider = |x: u32, y: u32| {
-                    let (a, b) = if x < y { (x, y) } else { (y, x) };
-                    if first_meeting(a, b, band) {
-                        considered += 1;
-                        if let Some(t) = verify(a, b) {
-                            kept.push(t);
-                        }
-                    }
-                };
-                let oversized = members.len() > max_bucket;
-                if oversized {
-                    let center = members[0].1;
-                    for &(_, d) in &members[1..] {
-                        consider(center, d);
-                    }
-                } else {
-                    for i in 0..members.len() {
-                        for j in i + 1..members.len() {
-                            consider(members[i].1, members[j].1);
-                        }
-                    }
-                }
-                (kept, considered, oversized)
-            })
-            .collect();
+        // Per band, the centers of the buckets linked as stars, by band hash.
+        let mut stars: Vec<HashMap<u64, u32>> = Vec::with_capacity(bands);
+        let mut entries: Vec<(u64, u32)> = Vec::with_capacity(self.n);
         let mut stats = CandidateStats::default();
         let mut out = Vec::new();
-        for (kept, considered, oversized) in results {
-            stats.candidates += considered;
-            stats.oversized_buckets += oversized as u64;
-            out.extend(kept);
+        for band in 0..bands {
+            // Sort (hash, doc) and find the buckets with two or more members.
+            entries.clear();
+            entries.extend((0..self.n).map(|d| (self.hashes[d * bands + band], d as u32)));
+            entries.par_sort_unstable();
+            let mut groups = Vec::new();
+            let mut band_stars = HashMap::new();
+            let mut start = 0;
+            while start < entries.len() {
+                let h = entries[start].0;
+                let mut end = start + 1;
+                while end < entries.len() && entries[end].0 == h {
+                    end += 1;
+                }
+                if end - start >= 2 {
+                    groups.push((start, end));
+                    if end - start > max_bucket {
+                        band_stars.insert(h, entries[start].1);
+                    }
+                }
+                start = end;
+            }
+            stars.push(band_stars);
+
+            // Was the pair (a, b) already met in band `b2`, an earlier band they share?
+            let met_in = |a: u32, b: u32, b2: usize| -> bool {
+                let (ha, hb) = (
+                    self.hashes[a as usize * bands + b2],
+                    self.hashes[b as usize * bands + b2],
+                );
+                if ha != hb {
+                    return false;
+                }
+                match stars[b2].get(&ha) {
+                    Some(&center) => a == center || b == center,
+                    None => true,
+                }
+            };
+            let first_meeting = |a: u32, b: u32| !(0..band).any(|b2| met_in(a, b, b2));
+
+            // Every bucket of the band, in parallel.
+            let results: Vec<(Vec<T>, u64, bool)> = groups
+                .par_iter()
+                .map(|&(s, e)| {
+                    let members = &entries[s..e];
+                    let mut kept = Vec::new();
+                    let mut considered = 0u64;
+                    let mut consider = |x: u32, y: u32| {
+                        let (a, b) = if x < y { (x, y) } else { (y, x) };
+                        if first_meeting(a, b) {
+                            considered += 1;
+                            if let Some(t) = verify(a, b) {
+                                kept.push(t);
+                            }
+                        }
+                    };
+                    let oversized = members.len() > max_bucket;
+                    if oversized {
+                        let center = members[0].1;
+                        for &(_, d) in &members[1..] {
+                            consider(center, d);
+                        }
+                    } else {
+                        for i in 0..members.len() {
+                            for j in i + 1..members.len() {
+                                consider(members[i].1, members[j].1);
+                            }
+                        }
+                    }
+                    (kept, considered, oversized)
+                })
+                .collect();
+            for (kept, considered, oversized) in results {
+                stats.candidates += considered;
+                stats.oversized_buckets += oversized as u64;
+                out.extend(kept);
+            }
         }
         (out, stats)
     }

@@ -195,13 +195,74 @@ impl Signer {
     fn round_zero(&self, hashes: &[u64], slots: &mut Vec<u64>) {
         slots.clear();
         slots.resize(self.params.num_perm, EMPTY);
+        self.round_zero_block(hashes, slots);
+    }
+
+    #[inline]
+    fn round_zero_block(&self, hashes: &[u64], slots: &mut [u64]) {
         let s0 = self.round0;
-        for &x in hashes {
-            let h = (x ^ s0).wrapping_mul(GOLDEN);
-            let j = self.slot_of(h);
-            let v = h & VALUE_MASK;
-            if v < slots[j] {
-                slots[j] = v;
+        // One loop per slot mapping, so the choice is not made per shingle.
+        match self.shift {
+            Some(shift) => {
+                for &x in hashes {
+                    let h = (x ^ s0).wrapping_mul(GOLDEN);
+                    let j = (h >> shift) as usize;
+                    let v = h & VALUE_MASK;
+                    if v < slots[j] {
+                        slots[j] = v;
+                    }
+                }
+            }
+            None => {
+                for &x in hashes {
+                    let h = (x ^ s0).wrapping_mul(GOLDEN);
+                    let j = self.slot_of(h);
+                    let v = h & VALUE_MASK;
+                    if v < slots[j] {
+                        slots[j] = v;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts signing a document whose hashes arrive in blocks (see [`absorb`](Self::absorb)).
+    pub fn begin(&self, slots: &mut Vec<u64>) {
+        slots.clear();
+        slots.resize(self.params.num_perm, EMPTY);
+    }
+
+    /// Feeds one block of a document's hashes to a signature begun with
+    /// [`begin`](Self::begin). For FSS and OPH this is round 0, which needs no other hash of
+    /// the document: a large document is then signed without its hashes ever being stored.
+    /// Classic MinHash does nothing here ([`finish`](Self::finish) returns `false`).
+    pub fn absorb(&self, block: &[u64], slots: &mut [u64]) {
+        if self.params.kind != SketchKind::Classic {
+            self.round_zero_block(block, slots);
+        }
+    }
+
+    /// Completes a signature fed by [`absorb`](Self::absorb), writing it to `out`, when round 0
+    /// was enough: always for OPH (densification needs only round 0), for FSS when round 0
+    /// filled every slot (a document of a few thousand shingles almost always does). Returns
+    /// `false` otherwise; the caller then signs the document's full hash list with
+    /// [`sign_into`](Self::sign_into), which gives the same signature.
+    pub fn finish(&self, slots: &mut [u64], out: &mut [u32]) -> bool {
+        assert_eq!(out.len(), self.params.num_perm, "signature width");
+        match self.params.kind {
+            SketchKind::Classic => false,
+            SketchKind::Fss if slots.contains(&EMPTY) => false,
+            SketchKind::Fss => {
+                finish(slots, out);
+                true
+            }
+            SketchKind::Oph => {
+                if slots.iter().all(|&v| v == EMPTY) {
+                    return false; // no hash at all
+                }
+                self.densify(slots);
+                finish(slots, out);
+                true
             }
         }
     }
@@ -248,12 +309,16 @@ impl Signer {
 
     fn oph(&self, hashes: &[u64], slots: &mut Vec<u64>) {
         self.round_zero(hashes, slots);
+        self.densify(slots);
+    }
+
+    fn densify(&self, slots: &mut [u64]) {
         if !slots.contains(&EMPTY) {
             return;
         }
         // Optimal densification: empty slot j probes slots h(j, 0), h(j, 1), ... and copies the
         // first non-empty one as it was after round 0. Every document probes the same sequence.
-        let filled = slots.clone();
+        let filled = slots.to_vec();
         for (j, slot) in slots.iter_mut().enumerate() {
             if *slot != EMPTY {
                 continue;
@@ -320,7 +385,26 @@ unsafe fn classic_avx2(a: &[u64], b: &[u64], hashes: &[u64], out: &mut [u32]) {
 #[inline]
 pub fn agreement(a: &[u32], b: &[u32]) -> usize {
     debug_assert_eq!(a.len(), b.len());
-    a.iter().zip(b).filter(|(x, y)| x == y).count()
+    // Sixteen lanes at a time with a branch-free sum, which the compiler turns into SIMD
+    // compares; the plain filter-and-count loop stays scalar.
+    let (ac, bc) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail = ac
+        .remainder()
+        .iter()
+        .zip(bc.remainder())
+        .filter(|(x, y)| x == y)
+        .count();
+    let body: u32 = ac
+        .zip(bc)
+        .map(|(x, y)| {
+            let mut n = 0u32;
+            for i in 0..16 {
+                n += (x[i] == y[i]) as u32;
+            }
+            n
+        })
+        .sum();
+    body as usize + tail
 }
 
 /// The Jaccard estimate of two signatures of the same parameters: the fraction of equal slots.
@@ -490,6 +574,39 @@ mod tests {
                 seed: 0,
             });
             assert!(e.is_err());
+        }
+    }
+
+    #[test]
+    fn blocks_give_the_same_signature_as_the_whole_list() {
+        for kind in [SketchKind::Fss, SketchKind::Oph, SketchKind::Classic] {
+            for n in [1, 3, 50, 700, 5000] {
+                for width in [128, 100] {
+                    let s = signer(kind, width);
+                    let (a, _) = pair(n, 0, 11);
+                    let mut slots = Vec::new();
+                    s.begin(&mut slots);
+                    for block in a.chunks(64) {
+                        s.absorb(block, &mut slots);
+                    }
+                    let mut out = vec![0; width];
+                    if s.finish(&mut slots, &mut out) {
+                        assert_eq!(out, s.sign(&a), "{kind:?} n={n} width={width}");
+                    } else {
+                        // Only FSS with slots left empty, and classic, need the whole list.
+                        assert!(kind == SketchKind::Classic || n < 1000, "{kind:?} n={n}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn agreement_counts_equal_slots_at_any_width() {
+        for n in 0..40u32 {
+            let a: Vec<u32> = (0..n).collect();
+            let b: Vec<u32> = (0..n).map(|i| if i % 3 == 0 { i } else { i + 1 }).collect();
+            assert_eq!(agreement(&a, &b), n.div_ceil(3) as usize, "n={n}");
         }
     }
 

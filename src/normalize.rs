@@ -9,7 +9,7 @@
 //! normalized in a single pass over its bytes without touching the Unicode tables.
 
 use serde::{Deserialize, Serialize};
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
 /// Which normalization steps run. All are on by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,18 +72,48 @@ impl NormalizeOptions {
 
 /// Normalizes `text` into `out` (which is cleared first). Reusing `out` across documents avoids an
 /// allocation per document on the hot path.
+///
+/// The text is cut into ASCII runs and non-ASCII segments. NFKC never changes ASCII and never
+/// composes an ASCII character with what comes before it, so splitting just before any ASCII
+/// character leaves the NFKC result unchanged; only the non-ASCII segments (each with the ASCII
+/// character before it, which a combining mark may attach to) go through the Unicode tables,
+/// and a segment that the NFKC quick check finds already normalized skips even that.
 pub fn normalize_into(text: &str, opts: &NormalizeOptions, out: &mut String) {
-    out.clear();
-    if text.is_ascii() {
-        normalize_ascii(text.as_bytes(), opts, out);
-    } else if opts.nfkc {
-        push_chars(text.nfkc(), opts, out);
-    } else {
-        push_chars(text.chars(), opts, out);
+    let mut w = Writer {
+        buf: std::mem::take(out).into_bytes(),
+        in_space: opts.trim,
+        opts: *opts,
+    };
+    w.buf.clear();
+    w.buf.reserve(text.len());
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let Some(p) = first_non_ascii(&bytes[i..]).map(|p| i + p) else {
+            w.ascii(&bytes[i..]);
+            break;
+        };
+        // The segment starts at the ASCII character before the non-ASCII run, if any, and ends
+        // before the next ASCII character.
+        let s = if p > i { p - 1 } else { p };
+        w.ascii(&bytes[i..s]);
+        let q = bytes[p..]
+            .iter()
+            .position(u8::is_ascii)
+            .map_or(bytes.len(), |q| p + q);
+        let seg = &text[s..q];
+        if opts.nfkc && is_nfkc_quick(seg.chars()) != IsNormalized::Yes {
+            w.chars(seg.nfkc());
+        } else {
+            w.chars(seg.chars());
+        }
+        i = q;
     }
+    // Only ASCII bytes and whole UTF-8 encodings of chars were written.
+    *out = String::from_utf8(w.buf).expect("valid UTF-8 in, valid UTF-8 out");
     if opts.trim {
-        // Leading white space was already dropped while pushing when collapsing; trimming here
-        // covers the remaining cases with one cheap pass over the ends.
+        // Leading white space was already dropped while collapsing; trimming here covers the
+        // remaining cases with one cheap pass over the ends.
         let end = out.trim_end().len();
         out.truncate(end);
         let start = out.len() - out.trim_start().len();
@@ -100,60 +130,149 @@ pub fn normalize(text: &str, opts: &NormalizeOptions) -> String {
     out
 }
 
-fn normalize_ascii(bytes: &[u8], opts: &NormalizeOptions, out: &mut String) {
-    let mut buf = std::mem::take(out).into_bytes();
-    buf.reserve(bytes.len());
-    if !opts.collapse_whitespace {
-        if opts.lowercase {
-            buf.extend(bytes.iter().map(u8::to_ascii_lowercase));
-        } else {
-            buf.extend_from_slice(bytes);
+/// The index of the first byte >= 0x80, eight bytes at a time.
+#[inline]
+pub(crate) fn first_non_ascii(bytes: &[u8]) -> Option<usize> {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut base = 0;
+    for c in &mut chunks {
+        let word = u64::from_le_bytes(c.try_into().expect("eight bytes"));
+        if word & HIGH != 0 {
+            return Some(base + (word & HIGH).trailing_zeros() as usize / 8);
         }
-    } else {
-        // Start "in white space" when trimming so leading blanks never reach the buffer.
-        let mut in_space = opts.trim;
-        for &b in bytes {
-            if is_ascii_space(b) {
-                if !in_space {
-                    buf.push(b' ');
-                    in_space = true;
+        base += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b >= 0x80)
+        .map(|p| base + p)
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// For eight ASCII bytes (each < 0x80), the lanes whose byte is in `lo..=hi`, as 0x80 in that
+/// lane. Adding `0x80 - lo` sets a lane's high bit exactly when the byte is >= lo, and no lane can
+/// carry into the next because every byte is below 0x80.
+#[inline(always)]
+fn lanes_in(x: u64, lo: u8, hi: u8) -> u64 {
+    let ge_lo = x + ONES * (0x80 - lo as u64);
+    let gt_hi = x + ONES * (0x80 - hi as u64 - 1);
+    ge_lo & !gt_hi & (ONES * 0x80)
+}
+
+/// Per ASCII byte: bit 7 set for white space (as Rust's `char::is_whitespace` within ASCII:
+/// space, \t, \n, \x0B, \x0C, \r), low seven bits the lowercase byte.
+static ASCII_CLASS: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        t[b] = c.to_ascii_lowercase();
+        if matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
+            t[b] |= 0x80;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// Writes normalized text, carrying the "last output was a space" state across the ASCII runs
+/// and the Unicode segments.
+struct Writer {
+    buf: Vec<u8>,
+    in_space: bool,
+    opts: NormalizeOptions,
+}
+
+impl Writer {
+    /// An ASCII run: no Unicode tables, no branches on the common path.
+    fn ascii(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let o = self.opts;
+        if !o.collapse_whitespace {
+            if o.lowercase {
+                self.buf.extend(bytes.iter().map(u8::to_ascii_lowercase));
+            } else {
+                self.buf.extend_from_slice(bytes);
+            }
+            return;
+        }
+        let start = self.buf.len();
+        self.buf.resize(start + bytes.len(), 0);
+        let out = &mut self.buf[start..];
+        let mut w = 0;
+        let mut prev = self.in_space;
+        // Eight bytes at a time (SWAR): control white space becomes ' ', capitals get their
+        // 0x20 bit; when no two spaces meet, the eight bytes are copied as they are.
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut x = u64::from_le_bytes(c.try_into().expect("eight bytes"));
+            let ws = lanes_in(x, 0x09, 0x0D);
+            x = (x & !((ws >> 7) * 0xFF)) | ((ws >> 7) * 0x20);
+            if o.lowercase {
+                x |= lanes_in(x, b'A', b'Z') >> 2;
+            }
+            let sp = lanes_in(x, b' ', b' ');
+            if sp & ((sp << 8) | ((prev as u64) << 7)) == 0 {
+                out[w..w + 8].copy_from_slice(&x.to_le_bytes());
+                w += 8;
+                prev = sp >> 63 != 0;
+            } else {
+                // Branch-free: every byte is written, a repeated space is then overwritten.
+                let tail = &mut out[w..w + 8];
+                let mut v = 0;
+                for b in x.to_le_bytes() {
+                    let space = b == b' ';
+                    tail[v] = b;
+                    v += (!(space & prev)) as usize;
+                    prev = space;
+                }
+                w += v;
+            }
+        }
+        for &b in chunks.remainder() {
+            let c = ASCII_CLASS[(b & 0x7f) as usize];
+            let space = c >> 7 == 1;
+            if !(space && prev) {
+                out[w] = match (space, o.lowercase) {
+                    (true, _) => b' ',
+                    (false, true) => c,
+                    (false, false) => b,
+                };
+                w += 1;
+            }
+            prev = space;
+        }
+        self.in_space = prev;
+        self.buf.truncate(start + w);
+    }
+
+    /// Characters from the Unicode path.
+    fn chars(&mut self, chars: impl Iterator<Item = char>) {
+        let o = self.opts;
+        let mut tmp = [0u8; 4];
+        for c in chars {
+            if o.collapse_whitespace && c.is_whitespace() {
+                if !self.in_space {
+                    self.buf.push(b' ');
+                    self.in_space = true;
+                }
+                continue;
+            }
+            self.in_space = false;
+            if o.lowercase {
+                for l in c.to_lowercase() {
+                    self.buf
+                        .extend_from_slice(l.encode_utf8(&mut tmp).as_bytes());
                 }
             } else {
-                buf.push(if opts.lowercase {
-                    b.to_ascii_lowercase()
-                } else {
-                    b
-                });
-                in_space = false;
+                self.buf
+                    .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
             }
-        }
-    }
-    // The input was ASCII and only ASCII bytes were written.
-    *out = String::from_utf8(buf).expect("ASCII in, ASCII out");
-}
-
-/// The white space Rust's `char::is_whitespace` recognises within ASCII (space, \t, \n, \x0B,
-/// \x0C, \r), so the ASCII path and the Unicode path agree.
-#[inline]
-fn is_ascii_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
-}
-
-fn push_chars(chars: impl Iterator<Item = char>, opts: &NormalizeOptions, out: &mut String) {
-    let mut in_space = opts.trim;
-    for c in chars {
-        if opts.collapse_whitespace && c.is_whitespace() {
-            if !in_space {
-                out.push(' ');
-                in_space = true;
-            }
-            continue;
-        }
-        in_space = false;
-        if opts.lowercase {
-            out.extend(c.to_lowercase());
-        } else {
-            out.push(c);
         }
     }
 }
@@ -199,15 +318,83 @@ mod tests {
         assert_eq!(normalize("ＡＢ", &NormalizeOptions::none()), "ＡＢ");
     }
 
+    /// The plain definition: NFKC of the whole text, then lowercase, collapse and trim char by
+    /// char. The fast paths must give exactly this.
+    fn reference(text: &str, opts: &NormalizeOptions) -> String {
+        let chars: Vec<char> = if opts.nfkc {
+            text.nfkc().collect()
+        } else {
+            text.chars().collect()
+        };
+        let mut out = String::new();
+        let mut in_space = opts.trim;
+        for c in chars {
+            if opts.collapse_whitespace && c.is_whitespace() {
+                if !in_space {
+                    out.push(' ');
+                    in_space = true;
+                }
+                continue;
+            }
+            in_space = false;
+            if opts.lowercase {
+                out.extend(c.to_lowercase());
+            } else {
+                out.push(c);
+            }
+        }
+        if opts.trim {
+            out = out.trim().to_string();
+        }
+        out
+    }
+
+    fn all_options() -> Vec<NormalizeOptions> {
+        (0..16)
+            .map(|m| NormalizeOptions {
+                nfkc: m & 1 != 0,
+                lowercase: m & 2 != 0,
+                collapse_whitespace: m & 4 != 0,
+                trim: m & 8 != 0,
+            })
+            .collect()
+    }
+
     #[test]
-    fn ascii_and_unicode_paths_agree() {
-        let opts = NormalizeOptions::default();
-        let ascii = "  The Quick\r\n\x0bBrown\x0c fox ";
-        let mut s = String::new();
-        normalize_ascii(ascii.as_bytes(), &opts, &mut s);
-        let mut u = String::new();
-        push_chars(ascii.chars(), &opts, &mut u);
-        assert_eq!(s.trim_end(), u.trim_end());
+    fn fast_paths_match_the_definition_on_tricky_text() {
+        // Combining marks after ASCII letters compose with them; Hangul jamo compose with each
+        // other; full-width, ligatures and fractions decompose; Unicode spaces sit between
+        // ASCII; the Turkish dotted capital I lowercases to two chars.
+        let cases = [
+            "e\u{301}te\u{301} Cafe\u{301}\u{327}",
+            "\u{1100}\u{1161}\u{11A8} x \u{1100}\u{1161}",
+            "ＡＢＣ ﬁle ½ №5 ｶﾀｶﾅ",
+            "a\u{00A0}\u{2003} b\u{3000}c \u{0130}stanbul",
+            "  \t\u{2028}Mixed ASCII and ÜNICÖDE\r\n\x0b text  \u{00A0}",
+            "plain ascii only  text\n",
+            "\u{301}leading combining mark",
+            "",
+        ];
+        for text in cases {
+            for opts in all_options() {
+                assert_eq!(
+                    normalize(text, &opts),
+                    reference(text, &opts),
+                    "{text:?} {opts:?}"
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_paths_match_the_definition(
+            text in "[a-zA-Z \\t\\n\\r\\x0b\\x0c.,\u{300}-\u{36f}\u{a0}\u{e9}\u{c9}\u{1100}-\u{1112}\u{1161}-\u{1175}\u{11a8}-\u{11c2}\u{ff21}-\u{ff3a}\u{fb01}\u{2003}\u{3000}\u{130}\u{3b1}-\u{3c9}]{0,40}",
+            m in 0u8..16,
+        ) {
+            let opts = all_options()[m as usize];
+            proptest::prop_assert_eq!(normalize(&text, &opts), reference(&text, &opts));
+        }
     }
 
     #[test]

@@ -22,7 +22,17 @@ use crate::minhash::{Signer, agreement};
 use crate::normalize::normalize_into;
 use crate::records::{self, Batch, Event, Ids, RecordSource, parse_record};
 use crate::shingle::Shingler;
-use crate::verify::{Decision, Verifier, VerifyMode, containment, jaccard};
+use crate::verify::{Decision, Verifier, VerifyMode, containment, jaccard, jaccard_at_least};
+
+/// Shingle hashes per block when a document is signed as it is hashed: 8 KiB, well inside the
+/// L1 data cache.
+const HASH_BLOCK: usize = 1024;
+
+/// Documents of at least this many bytes per signature slot are signed block by block. With 32
+/// shingles per slot, round 0 of FSS leaves a slot empty with probability about e^-32, so the
+/// fallback (hashing again) practically never runs; smaller documents keep their hashes, which
+/// fit in the cache anyway.
+const STREAM_MIN_SHINGLES_PER_SLOT: usize = 32;
 
 /// Pairs verified exactly per batch: bounds the shingle sets held at once.
 const EXACT_BATCH_PAIRS: usize = 1 << 16;
@@ -188,6 +198,8 @@ pub struct SignedCorpus {
 /// Per-thread buffers reused from one document to the next.
 #[derive(Default)]
 pub(crate) struct Scratch {
+    /// The file as read, reused so each document does not fault in fresh pages.
+    file: Vec<u8>,
     /// The normalized text of the current document.
     pub(crate) text: String,
     hashes: Vec<u64>,
@@ -206,7 +218,8 @@ enum RecordOutcome {
 
 /// What happened to one entry.
 enum Outcome {
-    Signed(Vec<u32>, u64),
+    /// Signed into its row of the flat signature array; the document's length in bytes.
+    Signed(u64),
     Empty(u64),
     Skipped(Skip),
 }
@@ -297,37 +310,69 @@ impl Pipeline {
 
     /// Shingles and signs the normalized text in `s.text` (`None` when it has no shingle).
     pub(crate) fn sign_normalized(&self, s: &mut Scratch) -> Option<Vec<u32>> {
-        s.hashes.clear();
-        self.shingler
-            .hashes_into(&s.text, self.config.seed, &mut s.hashes);
-        if s.hashes.is_empty() {
-            return None;
-        }
         let mut sig = vec![0u32; self.signer.num_perm()];
-        self.signer.sign_into(&s.hashes, &mut sig, &mut s.slots);
-        Some(sig)
+        self.sign_normalized_into(s, &mut sig).then_some(sig)
     }
 
-    fn process(&self, entry: &Entry, s: &mut Scratch) -> Outcome {
-        match input::read_document(&entry.path) {
+    /// Shingles and signs the normalized text in `s.text` into `sig`; false for a document with
+    /// no shingle.
+    ///
+    /// A large document is signed as its hashes are made, a cache-sized block at a time
+    /// ([`Signer::absorb`]), so its hashes are never stored; when round 0 is not enough (FSS on
+    /// a document with few distinct shingles) the hashes are made again and signed whole.
+    fn sign_normalized_into(&self, s: &mut Scratch, sig: &mut [u32]) -> bool {
+        let seed = self.config.seed;
+        s.hashes.clear();
+        if s.text.len() >= STREAM_MIN_SHINGLES_PER_SLOT * self.signer.num_perm() {
+            self.signer.begin(&mut s.slots);
+            let (signer, slots) = (&self.signer, &mut s.slots);
+            let n = self
+                .shingler
+                .hash_blocks(&s.text, seed, &mut s.hashes, HASH_BLOCK, |b| {
+                    signer.absorb(b, slots)
+                });
+            self.signer.absorb(&s.hashes, &mut s.slots);
+            if n == 0 {
+                return false;
+            }
+            if self.signer.finish(&mut s.slots, sig) {
+                return true;
+            }
+            s.hashes.clear();
+        }
+        self.shingler.hashes_into(&s.text, seed, &mut s.hashes);
+        if s.hashes.is_empty() {
+            return false;
+        }
+        self.signer.sign_into(&s.hashes, sig, &mut s.slots);
+        true
+    }
+
+    fn process(&self, entry: &Entry, s: &mut Scratch, sig: &mut [u32]) -> Outcome {
+        let mut file = std::mem::take(&mut s.file);
+        let outcome = match input::read_document_into(&entry.path, &mut file) {
             Err(e) => Outcome::Skipped(Skip {
                 id: entry.id.clone(),
                 kind: SkipKind::Unreadable,
                 reason: input::io_reason(&e),
             }),
-            Ok(Read::Binary) => Outcome::Skipped(Skip {
+            Ok(None) => Outcome::Skipped(Skip {
                 id: entry.id.clone(),
                 kind: SkipKind::Binary,
                 reason: "binary file (NUL byte in the first 8 KiB)".into(),
             }),
-            Ok(Read::Text(text)) => {
+            Ok(Some(text)) => {
                 let bytes = text.len() as u64;
-                match self.sign_text(&text, s) {
-                    Some(sig) => Outcome::Signed(sig, bytes),
-                    None => Outcome::Empty(bytes),
+                self.normalize_into_scratch(&text, s);
+                if self.sign_normalized_into(s, sig) {
+                    Outcome::Signed(bytes)
+                } else {
+                    Outcome::Empty(bytes)
                 }
             }
-        }
+        };
+        s.file = file;
+        outcome
     }
 
     /// Scans the files and directories in `paths`.
@@ -345,10 +390,15 @@ impl Pipeline {
     pub fn sign_files(&self, paths: &[PathBuf]) -> Result<SignedCorpus> {
         let (entries, mut skipped) = input::collect(paths, &self.config.input)?;
         self.progress_total(entries.len() as u64);
+        // Each document signs straight into its row of one flat array (no vector per
+        // document); rows of skipped and empty documents are squeezed out afterwards.
+        let k = self.signer.num_perm();
+        let mut sigs = vec![0u32; entries.len() * k];
         let outcomes: Vec<Outcome> = entries
             .par_iter()
-            .map_init(Scratch::default, |s, e| {
-                let outcome = self.process(e, s);
+            .zip(sigs.par_chunks_mut(k))
+            .map_init(Scratch::default, |s, (e, sig)| {
+                let outcome = self.process(e, s, sig);
                 self.advance(1);
                 outcome
             })
@@ -356,10 +406,9 @@ impl Pipeline {
 
         let mut stats = Stats::default();
         let mut documents = Vec::with_capacity(entries.len());
-        let mut sigs: Vec<u32> = Vec::new();
         // signature index -> document index
         let mut signed: Vec<u32> = Vec::new();
-        for (entry, outcome) in entries.into_iter().zip(outcomes) {
+        for (row, (entry, outcome)) in entries.into_iter().zip(outcomes).enumerate() {
             let doc = documents.len() as u32;
             match outcome {
                 Outcome::Skipped(skip) => skipped.push(skip),
@@ -372,9 +421,10 @@ impl Pipeline {
                         empty: true,
                     });
                 }
-                Outcome::Signed(sig, bytes) => {
+                Outcome::Signed(bytes) => {
                     stats.bytes += bytes;
-                    sigs.extend_from_slice(&sig);
+                    let to = signed.len() * k;
+                    sigs.copy_within(row * k..(row + 1) * k, to);
                     signed.push(doc);
                     documents.push(Document {
                         id: entry.id,
@@ -384,6 +434,8 @@ impl Pipeline {
                 }
             }
         }
+        sigs.truncate(signed.len() * k);
+        sigs.shrink_to_fit();
         stats.documents = documents.len() as u64;
         for s in &skipped {
             stats.count_skip(s.kind);
@@ -610,26 +662,41 @@ impl Pipeline {
             needed.sort_unstable();
             needed.dedup();
             let sets = self.reload_many(docs, &needed);
-            for p in batch {
-                match (&sets[&p.a], &sets[&p.b]) {
-                    (Ok(x), Ok(y)) => {
-                        let exact = Pair {
-                            jaccard: Some(jaccard(x, y)),
+            // The exact measures in parallel; the decisions below stay in pair order. `None`: a
+            // document could not be read again; `Some(None)`: below the threshold.
+            let threshold = self.verifier.threshold();
+            let exact: Vec<Option<Option<Pair>>> = batch
+                .par_iter()
+                .map(|p| match (&sets[&p.a], &sets[&p.b]) {
+                    (Ok(x), Ok(y)) => Some(match self.config.measure {
+                        // Pairs below the threshold are dropped, so their merge may stop early.
+                        Measure::Jaccard => jaccard_at_least(x, y, threshold).map(|j| Pair {
+                            jaccard: Some(j),
                             ..*p
-                        };
-                        let exact = match self.config.measure {
-                            Measure::Jaccard => exact,
-                            Measure::Containment => Pair {
-                                a_in_b: Some(containment(x, y)),
-                                b_in_a: Some(containment(y, x)),
-                                ..exact
-                            },
-                        };
-                        if self.verifier.accept_exact(self.score(&exact)) {
+                        }),
+                        Measure::Containment => Some(Pair {
+                            jaccard: Some(jaccard(x, y)),
+                            a_in_b: Some(containment(x, y)),
+                            b_in_a: Some(containment(y, x)),
+                            ..*p
+                        }),
+                    }),
+                    _ => None,
+                })
+                .collect();
+            for (p, exact) in batch.iter().zip(exact) {
+                match exact {
+                    Some(exact) => {
+                        if let Some(exact) =
+                            exact.filter(|e| self.verifier.accept_exact(self.score(e)))
+                        {
                             kept.push(exact);
                         }
                     }
-                    (Err(e), _) | (_, Err(e)) => {
+                    None => {
+                        let ((Err(e), _) | (_, Err(e))) = (&sets[&p.a], &sets[&p.b]) else {
+                            unreachable!("a set is missing only when a reload failed")
+                        };
                         if !skips.contains(e) {
                             skips.push(e.clone());
                         }

@@ -1,0 +1,359 @@
+//! Throughput of each stage of the pipeline, on deterministic generated inputs that look like the
+//! real thing: English-like prose with punctuation, capitals and irregular white space, and a
+//! Unicode variant (accents, Cyrillic, Greek, CJK, full-width letters, ligatures, combining marks)
+//! that exercises NFKC.
+//!
+//! ```sh
+//! cargo bench --bench stages               # all stages (about two minutes)
+//! cargo bench --bench stages -- sign/      # one group
+//! ```
+//!
+//! Text stages report MB/s of input; signing reports shingle hashes (tokens) per second; LSH
+//! reports documents per second; verification reports pairs (signature) or set elements (exact
+//! Jaccard) per second. `cargo test --all-targets` runs each benchmark once, in debug mode, as a
+//! smoke test: it gets inputs sixteen times smaller so that it takes a second or two.
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use ndup::config::ScanConfig;
+use ndup::lsh::{LshIndex, LshParams};
+use ndup::minhash::{Signer, SketchKind, SketchParams, agreement, fmix64};
+use ndup::normalize::{NormalizeOptions, normalize_into};
+use ndup::scan::Pipeline;
+use ndup::shingle::{ShingleOptions, Shingler};
+use ndup::verify::jaccard;
+
+/// Divides the input sizes: 1 under `cargo bench`, 16 when `cargo test` runs the benchmarks once
+/// as a smoke test (cargo passes `--bench` only to real benchmark runs).
+fn shrink() -> usize {
+    if std::env::args().any(|a| a == "--bench") {
+        1
+    } else {
+        16
+    }
+}
+
+/// Bytes of generated text per input: a megabyte.
+fn text_bytes() -> usize {
+    (1 << 20) / shrink()
+}
+
+const COMMON: &[&str] = &[
+    "the",
+    "of",
+    "and",
+    "to",
+    "a",
+    "in",
+    "is",
+    "that",
+    "for",
+    "it",
+    "as",
+    "with",
+    "be",
+    "on",
+    "not",
+    "this",
+    "by",
+    "are",
+    "or",
+    "from",
+    "at",
+    "which",
+    "an",
+    "file",
+    "option",
+    "value",
+    "default",
+    "return",
+    "system",
+    "user",
+    "set",
+    "when",
+    "if",
+    "use",
+    "see",
+    "can",
+    "will",
+    "directory",
+    "command",
+    "output",
+    "input",
+    "error",
+    "string",
+    "function",
+    "program",
+    "line",
+    "version",
+    "license",
+    "software",
+    "copyright",
+    "without",
+    "warranty",
+    "provided",
+    "may",
+];
+
+const UNICODE: &[&str] = &[
+    "café",
+    "naïve",
+    "über",
+    "façade",
+    "señor",
+    "Ærø",
+    "привет",
+    "документ",
+    "Ελληνικά",
+    "日本語の文書",
+    "中文文档",
+    "ＡＢＣ",
+    "ﬁle",
+    "ﬂow",
+    "e\u{301}te\u{301}",
+    "Ångström",
+    "№5",
+    "½",
+    "ｶﾀｶﾅ",
+    "한국어",
+];
+
+/// Prose of about `bytes` bytes: Zipf-like word choice, sentences, paragraphs, odd spacing.
+fn prose(bytes: usize, seed: u64, unicode: bool) -> String {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    // A vocabulary of common words and generated ones, sampled with a skew towards the front.
+    let mut vocab: Vec<String> = COMMON.iter().map(|w| w.to_string()).collect();
+    for _ in 0..20_000 / shrink() {
+        let len = rng.random_range(2..11);
+        vocab.push(
+            (0..len)
+                .map(|_| rng.random_range(b'a'..=b'z') as char)
+                .collect(),
+        );
+    }
+    let mut s = String::with_capacity(bytes + 64);
+    let mut start = true;
+    while s.len() < bytes {
+        let u: f64 = rng.random_range(0.0..1.0);
+        let i = ((vocab.len() as f64).powf(u) as usize - 1).min(vocab.len() - 1);
+        let word = if unicode && rng.random_bool(0.1) {
+            UNICODE[rng.random_range(0..UNICODE.len())]
+        } else {
+            &vocab[i]
+        };
+        if start {
+            let mut c = word.chars();
+            if let Some(f) = c.next() {
+                s.extend(f.to_uppercase());
+                s.push_str(c.as_str());
+            }
+            start = false;
+        } else {
+            s.push_str(word);
+        }
+        match rng.random_range(0..100) {
+            0..=5 => {
+                s.push_str(".  ");
+                start = true;
+            }
+            6..=8 => s.push_str(", "),
+            9 => s.push_str("\n\n    "),
+            10 => s.push('\n'),
+            11 => s.push_str(" \t "),
+            _ => s.push(' '),
+        }
+    }
+    s
+}
+
+fn bench_normalize(c: &mut Criterion) {
+    let mut g = c.benchmark_group("normalize");
+    let opts = NormalizeOptions::default();
+    for (name, unicode) in [("ascii", false), ("unicode", true)] {
+        let text = prose(text_bytes(), 1, unicode);
+        let mut out = String::new();
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(name, |b| {
+            b.iter(|| normalize_into(black_box(&text), &opts, &mut out))
+        });
+    }
+    g.finish();
+}
+
+fn bench_shingle(c: &mut Criterion) {
+    let mut g = c.benchmark_group("shingle");
+    let shingler = Shingler::new(&ShingleOptions::default()).unwrap();
+    for (name, unicode) in [("char9-ascii", false), ("char9-unicode", true)] {
+        let text =
+            ndup::normalize::normalize(&prose(text_bytes(), 2, unicode), &Default::default());
+        let mut out = Vec::new();
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                out.clear();
+                shingler.hashes_into(black_box(&text), 42, &mut out);
+            })
+        });
+    }
+    g.finish();
+}
+
+/// Documents' shingle hashes: 256 documents of 1 to 8 KiB of prose each, as the pipeline makes
+/// them.
+fn documents(seed: u64) -> Vec<Vec<u64>> {
+    let shingler = Shingler::new(&ShingleOptions::default()).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let text = ndup::normalize::normalize(&prose(text_bytes(), seed, false), &Default::default());
+    let mut docs = Vec::new();
+    let mut pos = 0;
+    while pos + 8192 <= text.len() {
+        let len = rng.random_range(1024..8192);
+        let mut h = Vec::new();
+        shingler.hashes_into(&text[pos..pos + len], 42, &mut h);
+        docs.push(h);
+        pos += len;
+    }
+    docs
+}
+
+const SKETCHES: [SketchKind; 3] = [SketchKind::Fss, SketchKind::Oph, SketchKind::Classic];
+
+fn bench_sign(c: &mut Criterion) {
+    let docs = documents(3);
+    let tokens: usize = docs.iter().map(Vec::len).sum();
+    let mut g = c.benchmark_group("sign");
+    g.throughput(Throughput::Elements(tokens as u64));
+    for kind in SKETCHES {
+        let signer = Signer::new(SketchParams {
+            kind,
+            num_perm: 128,
+            seed: 42,
+        })
+        .unwrap();
+        let mut out = vec![0u32; 128];
+        let mut scratch = Vec::new();
+        g.bench_function(BenchmarkId::new("tokens", kind.name()), |b| {
+            b.iter(|| {
+                for d in &docs {
+                    signer.sign_into(black_box(d), &mut out, &mut scratch);
+                }
+            })
+        });
+    }
+    g.finish();
+
+    // The same, end to end per document (normalize, shingle, sign), in MB/s of raw text.
+    let mut g = c.benchmark_group("document");
+    let text = prose(text_bytes(), 4, false);
+    let pieces: Vec<&str> = text
+        .as_bytes()
+        .chunks(4096)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    for kind in SKETCHES {
+        let p = Pipeline::new(ScanConfig {
+            sketch: kind,
+            ..Default::default()
+        })
+        .unwrap();
+        g.bench_function(BenchmarkId::new("sign-4k", kind.name()), |b| {
+            b.iter(|| {
+                for d in &pieces {
+                    black_box(p.signature(d));
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+/// `n` signatures, a tenth of them near-duplicates (about 0.9 Jaccard) of another document.
+fn signatures(n: usize) -> Vec<u32> {
+    let signer = Signer::new(SketchParams {
+        kind: SketchKind::Fss,
+        num_perm: 128,
+        seed: 42,
+    })
+    .unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut sets: Vec<Vec<u64>> = Vec::with_capacity(n);
+    for i in 0..n {
+        let set = if i % 10 == 9 {
+            let mut s = sets[rng.random_range(0..i)].clone();
+            for x in s.iter_mut().take(10) {
+                *x = fmix64(*x ^ 0xabc);
+            }
+            s
+        } else {
+            (0..200).map(|_| rng.random_range(0..u64::MAX)).collect()
+        };
+        sets.push(set);
+    }
+    sets.iter().flat_map(|s| signer.sign(s)).collect()
+}
+
+fn bench_lsh(c: &mut Criterion) {
+    let n = 20_000 / shrink();
+    let sigs = signatures(n);
+    let params = LshParams { bands: 16, rows: 8 };
+    let mut g = c.benchmark_group("lsh");
+    g.throughput(Throughput::Elements(n as u64));
+    g.bench_function("build+candidates-16x8", |b| {
+        b.iter(|| {
+            let index = LshIndex::build(black_box(&sigs), 128, params).unwrap();
+            let (found, _) = index.candidates(1000, |a, b| {
+                let s = |i: u32| &sigs[i as usize * 128..(i as usize + 1) * 128];
+                (agreement(s(a), s(b)) >= 103).then_some((a, b))
+            });
+            assert!(found.len() >= n / 20, "the planted pairs are found");
+            found
+        })
+    });
+    g.finish();
+}
+
+fn bench_verify(c: &mut Criterion) {
+    let n = 2_000 / shrink();
+    let sigs = signatures(n);
+    let mut g = c.benchmark_group("verify");
+    let pairs: Vec<(usize, usize)> = (0..n).map(|i| (i, (i * 7 + 1) % n)).collect();
+    g.throughput(Throughput::Elements(pairs.len() as u64));
+    g.bench_function("signature-agreement-128", |b| {
+        b.iter(|| {
+            let s = |i: usize| &sigs[i * 128..(i + 1) * 128];
+            pairs
+                .iter()
+                .map(|&(a, b)| agreement(s(a), s(b)))
+                .sum::<usize>()
+        })
+    });
+    let shingler = Shingler::new(&ShingleOptions::default()).unwrap();
+    let text =
+        ndup::normalize::normalize(&prose((1 << 17) / shrink(), 6, false), &Default::default());
+    let a = shingler.hash_set(&text, 42);
+    let b = shingler.hash_set(&text[100..text.len() - 100], 42);
+    g.throughput(Throughput::Elements((a.len() + b.len()) as u64));
+    g.bench_function("exact-jaccard", |bench| {
+        bench.iter(|| jaccard(black_box(&a), black_box(&b)))
+    });
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.bench_function("exact-shingle-set", |bench| {
+        bench.iter(|| shingler.hash_set(black_box(&text), 42))
+    });
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(std::time::Duration::from_millis(500))
+        .measurement_time(std::time::Duration::from_secs(2));
+    targets = bench_normalize, bench_shingle, bench_sign, bench_lsh, bench_verify
+}
+criterion_main!(benches);

@@ -1,0 +1,52 @@
+//! Scale behaviour that must hold without timing anything (speed is shown by the benchmarks):
+//! a bucket with tens of thousands of identical documents must be linked as a star, in linear
+//! work, and still give one cluster holding every copy.
+
+use std::fs;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde_json::Value;
+
+#[test]
+fn fifty_thousand_identical_documents_form_one_star_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    // Short documents keep the test fast in a debug build; 50 directories of 1,000 files.
+    let text = "Copyright (c) the authors. Permission is granted to copy and distribute.\n";
+    for d in 0..50 {
+        let sub = dir.path().join(format!("d{d:02}"));
+        fs::create_dir(&sub).unwrap();
+        for f in 0..1000 {
+            fs::write(sub.join(format!("f{f:03}.txt")), text).unwrap();
+        }
+    }
+    let out = cargo_bin_cmd!("ndup")
+        .args(["scan", "--clusters", "--verify", "signature", "-q"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let clusters: Vec<&Value> = records.iter().filter(|r| r["type"] == "cluster").collect();
+    assert_eq!(clusters.len(), 1);
+    assert_eq!(clusters[0]["size"], 50_000);
+    let members = clusters[0]["members"].as_array().unwrap();
+    assert!(members[0].as_str().unwrap().ends_with("d00/f000.txt"));
+    assert!(members[49_999].as_str().unwrap().ends_with("d49/f999.txt"));
+    let summary = records.last().unwrap();
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["documents"], 50_000);
+    // Every band holds one bucket of 50,000: each is a star around its first member, so the
+    // pairs are the 49,999 star edges, each considered once, instead of 1.25 billion pairs.
+    let params = &records[0];
+    assert_eq!(summary["oversized_buckets"], params["bands"]);
+    assert_eq!(summary["candidates"], 49_999);
+    assert_eq!(summary["pairs"], 49_999);
+}
