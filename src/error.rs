@@ -27,6 +27,30 @@ pub enum Error {
     /// Two sketches made with different parameters were compared.
     #[error("mismatched sketches: {0}")]
     Mismatch(String),
+    /// Exact mode would need more memory than allowed.
+    #[error(
+        "exact mode needs at least {} for this corpus, more than --max-memory {}; \
+         use MinHash mode (without --exact) or raise --max-memory",
+        format_bytes(*needed),
+        format_bytes(*limit)
+    )]
+    TooLargeForExact {
+        /// The estimate, in bytes.
+        needed: u64,
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// Exact mode numbers shingles with 32 bits.
+    #[error(
+        "exact mode handles at most {max} shingles in all, and this corpus has {shingles}; \
+         use MinHash mode (without --exact)"
+    )]
+    TooManyShingles {
+        /// Shingles in the corpus.
+        shingles: u64,
+        /// The most exact mode handles.
+        max: u64,
+    },
     /// Nothing could be read, so there is nothing to compare.
     #[error("no document could be read")]
     NoDocuments,
@@ -42,5 +66,33 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// A byte count for people, in binary units as `--max-memory` reads them: `512 B`, `1.5 KiB`,
+/// `3.0 GiB`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut v = bytes as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_for_people() {
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(1536), "1.5 KiB");
+        assert_eq!(format_bytes(3 << 30), "3.0 GiB");
     }
 }

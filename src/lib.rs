@@ -11,6 +11,8 @@
 //! 7. [`cluster`]: connected components of the pairs;
 //! 8. [`output`]: JSON lines and text reports.
 //!
+//! [`exact`] replaces stages 4 to 6 with an exact set-similarity join (`--exact`).
+//!
 //! [`scan`] ties them together; [`config::ScanConfig`] holds every knob. The library knows
 //! nothing of the command line: the `ndup` binary turns flags into a config and calls it.
 //!
@@ -27,6 +29,7 @@
 pub mod cluster;
 pub mod config;
 pub mod error;
+pub mod exact;
 pub mod input;
 pub mod lsh;
 pub mod minhash;

@@ -80,6 +80,10 @@ pub struct Stats {
     pub oversized_buckets: u64,
     /// Pairs reported.
     pub pairs: u64,
+    /// Exact mode: the memory estimate checked before the join, in bytes. It counts one
+    /// candidate table per worker thread, so it is left out of the JSON report, which must not
+    /// depend on the thread count.
+    pub memory_estimate: Option<u64>,
     /// Wall time of the scan.
     #[serde(serialize_with = "as_secs")]
     pub elapsed: Duration,
@@ -228,6 +232,9 @@ impl Pipeline {
     /// Scans the files and directories in `paths`.
     pub fn scan(&self, paths: &[PathBuf]) -> Result<ScanReport> {
         let start = Instant::now();
+        if self.config.exact {
+            return crate::exact::scan_files(&self.config, paths, start);
+        }
         let corpus = self.sign_files(paths)?;
         self.find_pairs(corpus, start)
     }
@@ -336,28 +343,14 @@ impl Pipeline {
         let (kept, reload_skips) = self.verify_exact(&documents, uncertain);
         pairs.extend(kept);
         skipped.extend(reload_skips);
-        skipped.sort_by(|x, y| x.id.cmp(&y.id));
-
-        // a's id before b's, then sorted: the output order depends only on the ids.
-        for p in &mut pairs {
-            if documents[p.a as usize].id > documents[p.b as usize].id {
-                std::mem::swap(&mut p.a, &mut p.b);
-                std::mem::swap(&mut p.a_in_b, &mut p.b_in_a);
-            }
-        }
-        pairs.sort_by(|p, q| {
-            (&documents[p.a as usize].id, &documents[p.b as usize].id)
-                .cmp(&(&documents[q.a as usize].id, &documents[q.b as usize].id))
-        });
-        stats.pairs = pairs.len() as u64;
-        stats.elapsed = start.elapsed();
-        Ok(ScanReport {
-            params: self.config.params(),
+        Ok(report(
+            &self.config,
             documents,
             pairs,
             skipped,
             stats,
-        })
+            start,
+        ))
     }
 
     /// Computes the exact Jaccard of each pair, reading the documents again in bounded batches.
@@ -410,6 +403,38 @@ impl Pipeline {
             Ok(Read::Binary) => Err(fail("it is binary now".into())),
             Err(e) => Err(fail(input::io_reason(&e))),
         }
+    }
+}
+
+/// Puts a report in its deterministic order: in each pair `a`'s id before `b`'s, pairs sorted by
+/// those ids, skips by id; and fills the last counts. Shared by both modes.
+pub(crate) fn report(
+    config: &ScanConfig,
+    documents: Vec<Document>,
+    mut pairs: Vec<Pair>,
+    mut skipped: Vec<Skip>,
+    mut stats: Stats,
+    start: Instant,
+) -> ScanReport {
+    skipped.sort_by(|x, y| x.id.cmp(&y.id));
+    for p in &mut pairs {
+        if documents[p.a as usize].id > documents[p.b as usize].id {
+            std::mem::swap(&mut p.a, &mut p.b);
+            std::mem::swap(&mut p.a_in_b, &mut p.b_in_a);
+        }
+    }
+    pairs.par_sort_unstable_by(|p, q| {
+        (&documents[p.a as usize].id, &documents[p.b as usize].id)
+            .cmp(&(&documents[q.a as usize].id, &documents[q.b as usize].id))
+    });
+    stats.pairs = pairs.len() as u64;
+    stats.elapsed = start.elapsed();
+    ScanReport {
+        params: config.params(),
+        documents,
+        pairs,
+        skipped,
+        stats,
     }
 }
 
