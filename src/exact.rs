@@ -14,7 +14,8 @@
 //! 3. **Prefix filter.** If `|x ∩ y| >= a` then the first `|x| - a + 1` tokens of `x` and the first
 //!    `|y| - a + 1` tokens of `y` share a token (the `a - 1` tokens after a prefix cannot hold `a`
 //!    common tokens). An inverted index holds the prefixes of the smaller sets; each set probes it
-//!    with its own prefix.
+//!    with its own prefix. Tokens found in one set only (numbered first) are never common to two
+//!    sets, so they get no list and probes skip them.
 //! 4. **Size filter.** For Jaccard, `J(x, y) <= |y| / |x|` when `|y| <= |x|`, so sets smaller than
 //!    `t |x|` are never looked at.
 //! 5. **Positional filter** (PPJoin). When a probe meets a candidate at positions `i` and `j`, the
