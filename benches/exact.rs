@@ -10,8 +10,8 @@
 //!   records written as files, in exact and in MinHash mode.
 //!
 //! `NDUP_BENCH_SCALE=1000000 cargo bench --bench exact` instead measures once, at the library
-//! level, the join of that many generated records (shingling included), and prints the time and
-//! the peak memory (Linux).
+//! level, the join of that many generated JSON-lines-like records of about 240 bytes (shingling
+//! included), and prints the time and the peak memory (Linux).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -27,6 +27,11 @@ use ndup::exact::{JoinOptions, Threshold, brute_force, join};
 use ndup::scan::Pipeline;
 
 fn records(n: usize, seed: u64) -> Vec<String> {
+    generate(n, seed, 50, 350)
+}
+
+/// `n` records of `min` to `min + spread - 1` words.
+fn generate(n: usize, seed: u64, min: u64, spread: u64) -> Vec<String> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut below = move |k: u64| rng.next_u64() % k;
     let vocab: Vec<String> = (0..20_000)
@@ -47,7 +52,7 @@ fn records(n: usize, seed: u64) -> Vec<String> {
             }
             out.push(words.join(" "));
         } else {
-            let words: Vec<&str> = (0..50 + below(350))
+            let words: Vec<&str> = (0..min + below(spread))
                 .map(|_| {
                     if below(2) == 0 {
                         vocab[below(200) as usize].as_str()
@@ -125,10 +130,15 @@ fn scan_modes(c: &mut Criterion) {
     g.finish();
 }
 
-/// The one-shot scale measurement (see the file's documentation).
+/// The one-shot scale measurement (see the file's documentation): JSON-lines-like records of
+/// 15 to 44 words (about 240 bytes) with an id each, at most 8 GiB for the join.
 fn scale(n: usize) {
     let t = Instant::now();
-    let texts = records(n, 9);
+    let texts: Vec<String> = generate(n, 9, 15, 30)
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| format!("{{\"id\": {i}, \"text\": \"{t}\"}}"))
+        .collect();
     let bytes: usize = texts.iter().map(String::len).sum();
     eprintln!(
         "{n} records, {} MB, generated in {:.1} s",
@@ -145,7 +155,11 @@ fn scale(n: usize) {
         t.elapsed().as_secs_f64()
     );
     let t = Instant::now();
-    let out = join(s, &opts()).unwrap();
+    let limit = JoinOptions {
+        max_memory: Some(8 << 30),
+        ..opts()
+    };
+    let out = join(s, &limit).unwrap();
     eprintln!(
         "joined: {} pairs in {:.1} s; {:?}",
         out.matches.len(),
