@@ -34,6 +34,16 @@ pub enum Measure {
     Containment,
 }
 
+/// Which method finds the pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// MinHash signatures, LSH candidates and verification (default).
+    Minhash,
+    /// An exact set-similarity join (see [`crate::exact`]).
+    Exact,
+}
+
 /// Everything a scan needs to know.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanConfig {
@@ -62,6 +72,11 @@ pub struct ScanConfig {
     pub verify: VerifyMode,
     /// Largest bucket whose pairs are all enumerated.
     pub max_bucket: usize,
+    /// Exact mode: a set-similarity join instead of MinHash and LSH.
+    pub exact: bool,
+    /// The memory exact mode may use, in bytes (`None`: no limit). Not part of [`Params`]: it
+    /// decides whether a scan runs, never what it finds.
+    pub max_memory: Option<u64>,
 }
 
 impl Default for ScanConfig {
@@ -80,6 +95,8 @@ impl Default for ScanConfig {
             measure: Measure::Jaccard,
             verify: VerifyMode::Auto,
             max_bucket: DEFAULT_MAX_BUCKET,
+            exact: false,
+            max_memory: None,
         }
     }
 }
@@ -142,6 +159,11 @@ impl ScanConfig {
             kind: "params",
             format_version: FORMAT_VERSION,
             ndup_version: env!("CARGO_PKG_VERSION"),
+            mode: if self.exact {
+                Mode::Exact
+            } else {
+                Mode::Minhash
+            },
             shingle: self.shingle.kind,
             shingle_size: self.shingle.size(),
             custom_stopwords: self.shingle.kind == ShingleKind::Stopword
@@ -176,6 +198,9 @@ pub struct Params {
     pub format_version: u32,
     /// The version of ndup that made the report.
     pub ndup_version: &'static str,
+    /// Which method found the pairs. In exact mode the signature and LSH parameters below are
+    /// recorded but unused.
+    pub mode: Mode,
     /// The shingle kind.
     pub shingle: ShingleKind,
     /// k (char), w (word) or 3 (stopword).
@@ -233,6 +258,15 @@ mod tests {
         assert_eq!(json["type"], "params");
         assert_eq!(json["shingle"], "char");
         assert_eq!(json["verify"], "auto");
+        assert_eq!(json["mode"], "minhash");
+        let exact = ScanConfig {
+            exact: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_value(exact.params()).unwrap()["mode"],
+            "exact"
+        );
         assert_eq!(json["sketch"], "fss");
         assert!(json.get("modulo").is_none());
     }

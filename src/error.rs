@@ -106,6 +106,30 @@ pub enum Error {
         /// The id as given.
         id: String,
     },
+    /// Exact mode would need more memory than allowed.
+    #[error(
+        "exact mode needs at least {} for this corpus, more than --max-memory {}; \
+         use MinHash mode (without --exact) or raise --max-memory",
+        format_bytes(*needed),
+        format_bytes(*limit)
+    )]
+    TooLargeForExact {
+        /// The estimate, in bytes.
+        needed: u64,
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// Exact mode numbers shingles with 32 bits.
+    #[error(
+        "exact mode handles at most {max} shingles in all, and this corpus has {shingles}; \
+         use MinHash mode (without --exact)"
+    )]
+    TooManyShingles {
+        /// Shingles in the corpus.
+        shingles: u64,
+        /// The most exact mode handles.
+        max: u64,
+    },
 }
 
 /// `": a: reason; b: reason"`, the first few skips of a failed scan, for its one-line error.
@@ -133,6 +157,22 @@ impl Error {
             source,
         }
     }
+}
+
+/// A byte count for people, in binary units as `--max-memory` reads them: `512 B`, `1.5 KiB`,
+/// `3.0 GiB`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut v = bytes as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
 }
 
 #[cfg(test)]
@@ -163,5 +203,12 @@ mod tests {
             five.to_string()
                 .ends_with("c: No such file or directory; and 2 more")
         );
+    }
+
+    #[test]
+    fn bytes_for_people() {
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(1536), "1.5 KiB");
+        assert_eq!(format_bytes(3 << 30), "3.0 GiB");
     }
 }

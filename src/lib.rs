@@ -12,6 +12,8 @@
 //! 7. [`cluster`]: connected components of the pairs;
 //! 8. [`output`]: JSON lines, text, CSV, SARIF and GitHub reports.
 //!
+//! [`exact`] replaces stages 4 to 6 with an exact set-similarity join (`--exact`).
+//!
 //! [`markers`] leave regions of a document out; [`ndupignore`] and [`baseline`] accept pairs.
 //!
 //! [`scan`] ties them together and [`dedup`] keeps one document per cluster; [`sample`] holds
@@ -37,6 +39,7 @@ pub mod compare;
 pub mod config;
 pub mod dedup;
 pub mod error;
+pub mod exact;
 pub mod index;
 pub mod input;
 pub mod lsh;

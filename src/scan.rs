@@ -116,6 +116,10 @@ pub struct Stats {
     /// With an index as cache: documents whose signature came from the index.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cached: Option<u64>,
+    /// Exact mode: the memory estimate checked before the join, in bytes. It counts one
+    /// candidate table per worker thread, so it is left out of the JSON report, which must not
+    /// depend on the thread count.
+    pub memory_estimate: Option<u64>,
     /// Wall time of the scan.
     #[serde(serialize_with = "as_secs")]
     pub elapsed: Duration,
@@ -377,11 +381,15 @@ impl Pipeline {
 
     /// Scans the files and directories in `paths`.
     pub fn scan(&self, paths: &[PathBuf]) -> Result<ScanReport> {
+        let start = Instant::now();
+        // Exact mode first: with --containment it joins the full shingle sets, no sample.
+        if self.config.exact {
+            return crate::exact::scan_files(&self.config, paths, start);
+        }
         // Sample sketches and containment compare shingle samples instead of signatures.
         if let Some(sample) = self.config.effective_sample() {
             return crate::sample::scan(self, sample, paths);
         }
-        let start = Instant::now();
         let corpus = self.sign_files(paths)?;
         self.find_pairs(corpus, start)
     }
@@ -627,28 +635,7 @@ impl Pipeline {
         let (kept, reload_skips) = self.verify_exact(&documents, uncertain);
         pairs.extend(kept);
         skipped.extend(reload_skips);
-        skipped.sort_by(|x, y| x.id.cmp(&y.id));
-
-        // a's id before b's, then sorted: the output order depends only on the ids.
-        for p in &mut pairs {
-            if documents[p.a as usize].id > documents[p.b as usize].id {
-                std::mem::swap(&mut p.a, &mut p.b);
-                std::mem::swap(&mut p.a_in_b, &mut p.b_in_a);
-            }
-        }
-        pairs.sort_by(|p, q| {
-            (&documents[p.a as usize].id, &documents[p.b as usize].id)
-                .cmp(&(&documents[q.a as usize].id, &documents[q.b as usize].id))
-        });
-        stats.pairs = pairs.len() as u64;
-        stats.elapsed = start.elapsed();
-        ScanReport {
-            params: self.config.params(),
-            documents,
-            pairs,
-            skipped,
-            stats,
-        }
+        report(&self.config, documents, pairs, skipped, stats, start)
     }
 
     /// Computes the exact Jaccard (and, for containment, both containments) of each pair, reading
@@ -803,6 +790,38 @@ impl Pipeline {
 /// Scans JSON-lines corpora with `config` (`-` is standard input).
 pub fn scan_records(inputs: &[PathBuf], config: &ScanConfig) -> Result<ScanReport> {
     Pipeline::new(config.clone())?.scan_records(inputs)
+}
+
+/// Puts a report in its deterministic order: in each pair `a`'s id before `b`'s, pairs sorted by
+/// those ids, skips by id; and fills the last counts. Shared by both modes.
+pub(crate) fn report(
+    config: &ScanConfig,
+    documents: Vec<Document>,
+    mut pairs: Vec<Pair>,
+    mut skipped: Vec<Skip>,
+    mut stats: Stats,
+    start: Instant,
+) -> ScanReport {
+    skipped.sort_by(|x, y| x.id.cmp(&y.id));
+    for p in &mut pairs {
+        if documents[p.a as usize].id > documents[p.b as usize].id {
+            std::mem::swap(&mut p.a, &mut p.b);
+            std::mem::swap(&mut p.a_in_b, &mut p.b_in_a);
+        }
+    }
+    pairs.par_sort_unstable_by(|p, q| {
+        (&documents[p.a as usize].id, &documents[p.b as usize].id)
+            .cmp(&(&documents[q.a as usize].id, &documents[q.b as usize].id))
+    });
+    stats.pairs = pairs.len() as u64;
+    stats.elapsed = start.elapsed();
+    ScanReport {
+        params: config.params(),
+        documents,
+        pairs,
+        skipped,
+        stats,
+    }
 }
 
 /// Scans `paths` with `config`: the library's one-call entry point.

@@ -103,8 +103,14 @@ pub fn reported_items(report: &ScanReport, opts: &ReportOptions) -> usize {
 
 /// The one-line human summary written to stderr, e.g.
 /// `ndup: 12 documents (1 empty), 2 skipped (1 binary, 1 unreadable), 3 candidates, 2 pairs in 0.01 s`.
+///
+/// In exact mode it starts with `exact mode,` and ends with the memory estimate.
 pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
-    let mut s = format!("ndup: {} documents", stats.documents);
+    let mut s = "ndup: ".to_string();
+    if stats.memory_estimate.is_some() {
+        s += "exact mode, ";
+    }
+    s += &format!("{} documents", stats.documents);
     if stats.empty > 0 {
         s += &format!(" ({} empty)", stats.empty);
     }
@@ -159,6 +165,9 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
     s += &format!(" in {secs:.2} s");
     if secs > 0.0 && mb >= 1.0 {
         s += &format!(" ({:.0} MB/s)", mb / secs);
+    }
+    if let Some(m) = stats.memory_estimate {
+        s += &format!(", memory estimate {}", crate::error::format_bytes(m));
     }
     s
 }

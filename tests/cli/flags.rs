@@ -21,13 +21,14 @@ use super::util::{
 // --supershingle-size. In tests/io.rs: the input, output and CI-gate flags (--jsonl, --id-field,
 // --text-field, --files-from, --null (-0), --glob, --exclude, --hidden, --no-ignore,
 // --max-filesize, --output, --max-pairs, --baseline, --write-baseline, --config). In
-// tests/index.rs: --index.
+// tests/index.rs: --index. In tests/exact.rs: --exact, --max-memory.
 const TESTED_FLAGS: &[&str] = &[
     "--bands",
     "--baseline",
     "--clusters",
     "--config",
     "--containment",
+    "--exact",
     "--exclude",
     "--fail-on-duplicates",
     "--files-from",
@@ -44,6 +45,7 @@ const TESTED_FLAGS: &[&str] = &[
     "--k",
     "--max-bucket",
     "--max-filesize",
+    "--max-memory",
     "--max-pairs",
     "--modulo",
     "--no-collapse-whitespace",

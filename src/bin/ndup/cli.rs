@@ -462,6 +462,16 @@ pub struct ScanArgs {
     )]
     pub verify: VerifyArg,
 
+    /// Report exactly the pairs at or above the threshold, each with its exact similarity: a
+    /// set-similarity join of the shingle sets instead of MinHash and LSH. The signature and LSH
+    /// options do not apply.
+    #[arg(long, help_heading = "Exact mode")]
+    pub exact: bool,
+    /// Memory exact mode may use, e.g. 500M or 4G (binary units; B, K, M, G, T). A corpus that
+    /// needs more is refused before the join [default: 3/4 of physical memory]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Exact mode")]
+    pub max_memory: Option<u64>,
+
     /// Report format.
     #[arg(long, value_enum, default_value = "jsonl", help_heading = "Output")]
     pub format: FormatArg,
@@ -560,30 +570,6 @@ pub struct InputArgs {
         help_heading = "Input"
     )]
     pub null: bool,
-}
-
-/// Parses a size such as `4096`, `64K`, `10M` or `1G` (powers of 1024; a trailing `B` or `iB` is
-/// accepted).
-pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim();
-    let upper = t.to_ascii_uppercase();
-    let body = upper
-        .strip_suffix("IB")
-        .or_else(|| upper.strip_suffix('B'))
-        .unwrap_or(&upper);
-    let (digits, shift) = match body.chars().last() {
-        Some('K') => (&body[..body.len() - 1], 10),
-        Some('M') => (&body[..body.len() - 1], 20),
-        Some('G') => (&body[..body.len() - 1], 30),
-        Some('T') => (&body[..body.len() - 1], 40),
-        _ => (body, 0),
-    };
-    let n: u64 = digits
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a size (try 4096, 64K, 10M or 1G)"))?;
-    n.checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("`{s}` is too large"))
 }
 
 impl InputArgs {
@@ -838,6 +824,44 @@ pub fn resolve_banding(
     Ok((n, lsh))
 }
 
+/// Parses a size such as `4G`, `500M`, `1.5G`, `64K` or `1000000` (bytes). Units are binary
+/// (`1K` = 1024) and may be followed by `B` or `iB`, in any case.
+pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let body = lower
+        .strip_suffix("ib")
+        .or_else(|| lower.strip_suffix('b'))
+        .unwrap_or(&lower);
+    let (digits, shift) = match body.chars().last() {
+        Some('k') => (&body[..body.len() - 1], 10),
+        Some('m') => (&body[..body.len() - 1], 20),
+        Some('g') => (&body[..body.len() - 1], 30),
+        Some('t') => (&body[..body.len() - 1], 40),
+        _ => (body, 0),
+    };
+    let bad = || format!("`{s}` is not a size (try 4096, 64K, 500M or 1.5G)");
+    let v: f64 = digits.trim().parse().map_err(|_| bad())?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(bad());
+    }
+    let bytes = v * (1u64 << shift) as f64;
+    if bytes >= u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(bytes.round() as u64)
+}
+
+/// Three quarters of the physical memory, where the system says how much there is (Linux's
+/// `/proc/meminfo`), so that an exact scan too large for the machine stops with a message
+/// instead of swapping or being killed.
+fn default_max_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024 / 4 * 3)
+}
+
 impl ScanArgs {
     /// The library configuration these flags describe.
     pub fn config(&self) -> Result<ScanConfig> {
@@ -875,6 +899,8 @@ impl ScanArgs {
             },
             verify: self.verify.mode(),
             max_bucket: self.max_bucket,
+            exact: self.exact,
+            max_memory: self.max_memory.or_else(default_max_memory),
         };
         config.validate()?;
         Ok(config)
@@ -989,6 +1015,19 @@ mod tests {
         assert!(parse_size("ten").unwrap_err().contains("not a size"));
         assert!(parse_size("").is_err());
         assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn sizes_in_binary_units() {
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("500M"), Ok(500 << 20));
+        assert_eq!(parse_size("500mb"), Ok(500 << 20));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("64k"), Ok(64 << 10));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("-1G").is_err());
+        assert!(parse_size("").is_err());
     }
 
     #[test]

@@ -40,7 +40,13 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let start = Instant::now();
     let jsonl = args.input.is_jsonl(&args.paths)?;
     let sample = pipeline.config().effective_sample();
-    let corpus = if let Some(sample) = sample {
+    let exact = pipeline.config().exact;
+    if exact && (jsonl || args.index.is_some()) {
+        bail!("--exact reads files: it does not take JSON lines input or --index yet");
+    }
+    let corpus = if exact {
+        None
+    } else if let Some(sample) = sample {
         // Sample sketches (and containment) compare shingle samples, not signatures.
         if args.index.is_some() {
             bail!(
@@ -78,8 +84,9 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let mut report = match (corpus, sample) {
         // With nothing read, the error names the skipped files and why.
         (Some(corpus), _) => pipeline.find_pairs(corpus, start)?,
+        (None, _) if exact => ndup::exact::scan_files(pipeline.config(), &args.paths, start)?,
         (None, Some(sample)) => ndup::sample::scan(&pipeline, sample, &args.paths)?,
-        (None, None) => unreachable!("a corpus is read unless a sample sketch runs"),
+        (None, None) => unreachable!("a corpus is read unless exact mode or a sample sketch runs"),
     };
     if let Some(bar) = &bar {
         bar.finish();

@@ -1,0 +1,1748 @@
+//! Exact mode: every pair whose shingle sets reach the threshold, and no other pair, each with its
+//! exact similarity.
+//!
+//! MinHash and LSH trade a small chance of missing a pair for speed. Exact mode does not: it runs
+//! a set-similarity join of the AllPairs / PPJoin family (Bayardo, Ma, Srikant 2007; Xiao, Wang,
+//! Lin, Yu, Wang 2011) over the documents' shingle sets, the same sets `--verify exact` compares.
+//!
+//! 1. **Tokens.** Every distinct shingle hash becomes a `u32` token; tokens are numbered by
+//!    document frequency, rarest first (ties by hash), and each set is sorted by token. Any fixed
+//!    global order keeps the join exact; rarest-first makes the prefixes below consist of rare
+//!    shingles, so the inverted lists the join reads are short.
+//! 2. **Identical sets** are grouped first and joined once: a thousand copies of a license cost
+//!    one set in the join, and their pairs are written out at the end (Jaccard 1).
+//! 3. **Prefix filter.** If `|x ∩ y| >= a` then the first `|x| - a + 1` tokens of `x` and the first
+//!    `|y| - a + 1` tokens of `y` share a token (the `a - 1` tokens after a prefix cannot hold `a`
+//!    common tokens). An inverted index holds the prefixes of the smaller sets; each set probes it
+//!    with its own prefix. Tokens found in one set only (numbered first) are never common to two
+//!    sets, so they get no list and probes skip them.
+//! 4. **Size filter.** For Jaccard, `J(x, y) <= |y| / |x|` when `|y| <= |x|`, so sets smaller than
+//!    `t |x|` are never looked at.
+//! 5. **Positional filter** (PPJoin). When a probe meets a candidate at positions `i` and `j`, the
+//!    overlap can be at most the common tokens seen so far, plus this one, plus
+//!    `min(|x| - i - 1, |y| - j - 1)`; below the required overlap the candidate is dropped.
+//! 6. **Verification.** Every surviving candidate is verified by merging the two sorted sets,
+//!    starting after the last common token the probe found.
+//!
+//! Every bound is an integer computed from the threshold as an exact fraction (see [`Threshold`]),
+//! rounded so that a filter may keep an extra candidate but can never drop a true pair; the final
+//! test is an exact integer comparison, so a pair exactly at the threshold is reported.
+//!
+//! Probes run in parallel with rayon over a read-only index: the sets are sorted by size, the
+//! index is built once, and each set probes only the sets before it (Jaccard) or after it
+//! (containment) in that order, so every pair is considered once and the result does not depend
+//! on the number of threads.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::config::{Measure, ScanConfig};
+use crate::error::{Error, Result};
+use crate::input::{self, Read, Skip, SkipKind};
+use crate::normalize::normalize_into;
+use crate::scan::{Document, Origin, Pair, ScanReport, Stats};
+use crate::shingle::Shingler;
+
+/// A similarity threshold as an exact fraction `num / den` (reduced, `0 <= num <= den`).
+///
+/// Thresholds are typed as decimals, and `0.8` as an `f64` is a little more than 4/5, so a
+/// comparison in floating point would drop a pair whose Jaccard is exactly 4/5. The threshold is
+/// therefore read back as the shortest decimal that gives the same `f64` (`0.8` -> 8/10 = 4/5), and
+/// every comparison is made in integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threshold {
+    num: u128,
+    den: u128,
+    /// The same fraction in `u64` when `den <= 2^30`, as it is for every threshold typed with up to
+    /// nine decimals: products with sizes below 2^33 then fit in 64 bits, and the join's bounds
+    /// avoid 128-bit division.
+    small: Option<(u64, u64)>,
+}
+
+/// The most decimals a threshold keeps exactly; see [`Threshold::from_f64`].
+const MAX_DECIMALS: usize = 27;
+
+/// Total shingles a join accepts: positions and tokens are `u32`.
+pub const MAX_TOTAL_TOKENS: u64 = u32::MAX as u64;
+
+impl Threshold {
+    /// The exact fraction of `t`, which must be in `[0, 1]`.
+    ///
+    /// An `f64`'s shortest decimal has at most 17 significant digits, so one with more than 27
+    /// decimals is below 1e-11. Set sizes are below 2^32, so any two sets with a common shingle
+    /// have a Jaccard of at least 1 / 2^33 > 1e-10, and sets without one have 0: such a threshold
+    /// accepts exactly the pairs that 1e-11 accepts, and becomes 1e-11. The other fractions have a
+    /// denominator of at most 10^27 < 2^90, which keeps every product below in `u128`.
+    pub fn from_f64(t: f64) -> Result<Threshold> {
+        if !(0.0..=1.0).contains(&t) {
+            return Err(Error::InvalidConfig(format!(
+                "--threshold must be between 0 and 1, not {t}"
+            )));
+        }
+        // Rust prints floats without an exponent, as the shortest decimal that reads back the same.
+        let s = format!("{t}");
+        let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
+        let (num, den) = if frac.len() > MAX_DECIMALS {
+            (1, 10u128.pow(11))
+        } else {
+            let den = 10u128.pow(frac.len() as u32);
+            let int: u128 = int.parse().expect("digits");
+            let frac: u128 = if frac.is_empty() {
+                0
+            } else {
+                frac.parse().expect("digits")
+            };
+            (int * den + frac, den)
+        };
+        let g = gcd(num, den);
+        let (num, den) = (num / g, den / g);
+        Ok(Threshold {
+            num,
+            den,
+            small: (den <= 1 << 30).then_some((num as u64, den as u64)),
+        })
+    }
+
+    /// The numerator.
+    pub fn num(&self) -> u128 {
+        self.num
+    }
+
+    /// The denominator.
+    pub fn den(&self) -> u128 {
+        self.den
+    }
+
+    /// True for a threshold of 0, which every pair passes.
+    pub fn is_zero(&self) -> bool {
+        self.num == 0
+    }
+
+    /// `ceil(t * x)`.
+    fn ceil_of(&self, x: u64) -> u64 {
+        match self.small {
+            Some((n, d)) => (n * x).div_ceil(d),
+            None => (self.num * x as u128).div_ceil(self.den) as u64,
+        }
+    }
+
+    /// `ceil(2 t x / (1 + t))`, the overlap a set of size `x` needs with any set at least as
+    /// large (see [`Threshold::jaccard_overlap`] with `a = b = x`).
+    fn ceil_of_double(&self, x: u64) -> u64 {
+        self.jaccard_overlap(x, x)
+    }
+
+    /// The smallest overlap that gives Jaccard >= t for sets of sizes `a` and `b`.
+    ///
+    /// `o / (a + b - o) >= num / den  <=>  o (num + den) >= num (a + b)`, and the overlap is an
+    /// integer, so it must be at least `ceil(num (a + b) / (num + den))`: exact, not a bound.
+    pub fn jaccard_overlap(&self, a: u64, b: u64) -> u64 {
+        match self.small {
+            Some((n, d)) => (n * (a + b)).div_ceil(n + d),
+            None => (self.num * (a + b) as u128).div_ceil(self.num + self.den) as u64,
+        }
+    }
+
+    /// The smallest overlap that gives containment >= t for sets of sizes `a` and `b`.
+    ///
+    /// `max(o / a, o / b) = o / min(a, b) >= num / den  <=>  o >= ceil(num min(a, b) / den)`.
+    pub fn containment_overlap(&self, a: u64, b: u64) -> u64 {
+        self.ceil_of(a.min(b))
+    }
+
+    /// The smallest overlap that passes under `measure`.
+    pub fn required_overlap(&self, measure: Measure, a: u64, b: u64) -> u64 {
+        match measure {
+            Measure::Jaccard => self.jaccard_overlap(a, b),
+            Measure::Containment => self.containment_overlap(a, b),
+        }
+    }
+
+    /// Whether two non-empty sets of sizes `a` and `b` with `overlap` common shingles pass, by the
+    /// cross-multiplied comparison (independent of [`Threshold::required_overlap`], which the
+    /// tests check against it).
+    pub fn passes(&self, measure: Measure, a: u64, b: u64, overlap: u64) -> bool {
+        let o = overlap as u128;
+        match measure {
+            // o / (a + b - o) >= num / den
+            Measure::Jaccard => o * self.den >= self.num * (a + b - overlap) as u128,
+            // o / min(a, b) >= num / den
+            Measure::Containment => o * self.den >= self.num * a.min(b) as u128,
+        }
+    }
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1)
+}
+
+/// A pair of sets that passed: indices into the input and the size of their intersection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Match {
+    /// The first set (`a < b`).
+    pub a: u32,
+    /// The second set.
+    pub b: u32,
+    /// `|A|`.
+    pub a_size: u32,
+    /// `|B|`.
+    pub b_size: u32,
+    /// `|A ∩ B|`.
+    pub overlap: u32,
+}
+
+impl Match {
+    /// `|A ∩ B| / |A ∪ B|`.
+    pub fn jaccard(&self) -> f64 {
+        let union = self.a_size as u64 + self.b_size as u64 - self.overlap as u64;
+        self.overlap as f64 / union as f64
+    }
+
+    /// `|A ∩ B| / |A|`: how much of `a` is found in `b`.
+    pub fn a_in_b(&self) -> f64 {
+        self.overlap as f64 / self.a_size as f64
+    }
+
+    /// `|A ∩ B| / |B|`: how much of `b` is found in `a`.
+    pub fn b_in_a(&self) -> f64 {
+        self.overlap as f64 / self.b_size as f64
+    }
+}
+
+/// Counts from a join.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JoinStats {
+    /// Non-empty sets joined.
+    pub sets: u64,
+    /// Sets left after grouping identical ones.
+    pub distinct_sets: u64,
+    /// Shingles in the distinct sets.
+    pub tokens: u64,
+    /// Distinct shingles.
+    pub distinct_tokens: u64,
+    /// Entries in the inverted index.
+    pub index_entries: u64,
+    /// Candidate pairs that survived the filters and were verified by a merge.
+    pub candidates: u64,
+    /// The memory estimate checked before the join, in bytes (see [`memory_estimate`]).
+    pub memory_estimate: u64,
+}
+
+/// What a join found.
+#[derive(Debug, Clone, Default)]
+pub struct JoinOutput {
+    /// Every passing pair, sorted by `(a, b)`.
+    pub matches: Vec<Match>,
+    /// Counts.
+    pub stats: JoinStats,
+}
+
+/// The options of a join.
+#[derive(Debug, Clone, Copy)]
+pub struct JoinOptions {
+    /// The threshold.
+    pub threshold: Threshold,
+    /// What it measures.
+    pub measure: Measure,
+    /// Refuse to start when [`memory_estimate`] exceeds this many bytes.
+    pub max_memory: Option<u64>,
+}
+
+/// Bytes per shingle while the sets are turned into tokens, the peak of a join: the 64-bit hash
+/// sets (8), the bucketed copy of every hash (8) with its position (4), and 3 for the frequencies
+/// of the distinct shingles and the allocator (1,000,000 generated records peaked at 22.3 bytes
+/// per shingle). The join itself needs less: tokens (4) and an index of 8 bytes per entry, at
+/// most one entry per token.
+pub const BYTES_PER_TOKEN: u64 = 23;
+/// Bytes per set: the set's `Vec` (24), its size, offset, order and group (24), and a candidate
+/// slot in each worker thread (16 per thread, added separately).
+pub const BYTES_PER_SET: u64 = 48;
+
+/// The memory a join of `sets` sets holding `tokens` shingles in all needs at its peak, with
+/// `threads` workers and `pairs` pairs known in advance (only at threshold 0), in bytes. Pairs
+/// found otherwise are not known in advance and not counted.
+pub fn memory_estimate(sets: u64, tokens: u64, threads: u64, pairs: u64) -> u64 {
+    tokens * BYTES_PER_TOKEN
+        + sets * (BYTES_PER_SET + 16 * threads)
+        + pairs * (std::mem::size_of::<Match>() + std::mem::size_of::<Pair>()) as u64
+}
+
+/// Joins `sets` (each of distinct hashes, in any order; [`crate::shingle::Shingler::hash_set`]
+/// gives them sorted): every pair `a < b` of non-empty sets whose similarity under
+/// `opts.measure` is at least `opts.threshold`. Empty sets are never paired. At threshold 0 every
+/// pair of non-empty sets passes (every similarity is at least 0) and all of them are returned.
+///
+/// Identical sets are recognized when their hashes come in the same order, as they do for
+/// identical documents; sets equal in another order are joined like any two sets.
+pub fn join(sets: Vec<Vec<u64>>, opts: &JoinOptions) -> Result<JoinOutput> {
+    let sizes: Vec<u32> = sets.iter().map(|s| s.len() as u32).collect();
+    let groups = group_identical(&sets);
+    let mut stats = JoinStats {
+        sets: sizes.iter().filter(|&&s| s > 0).count() as u64,
+        distinct_sets: groups.len() as u64,
+        ..Default::default()
+    };
+    // Keep one set per group, in group order.
+    let mut sets = sets;
+    let reps: Vec<Vec<u64>> = groups
+        .iter()
+        .map(|g| std::mem::take(&mut sets[g[0] as usize]))
+        .collect();
+    drop(sets);
+    stats.tokens = reps.iter().map(|s| s.len() as u64).sum();
+    if stats.tokens > MAX_TOTAL_TOKENS {
+        return Err(Error::TooManyShingles {
+            shingles: stats.tokens,
+            max: MAX_TOTAL_TOKENS,
+        });
+    }
+    let all_pairs = if opts.threshold.is_zero() {
+        stats.sets * stats.sets.saturating_sub(1) / 2
+    } else {
+        0
+    };
+    stats.memory_estimate = memory_estimate(
+        stats.distinct_sets,
+        stats.tokens,
+        rayon::current_num_threads() as u64,
+        all_pairs,
+    );
+    if let Some(limit) = opts.max_memory
+        && stats.memory_estimate > limit
+    {
+        return Err(Error::TooLargeForExact {
+            needed: stats.memory_estimate,
+            limit,
+        });
+    }
+
+    let tokens = TokenSets::from_hash_sets(reps);
+    stats.distinct_tokens = tokens.distinct as u64;
+    let found = if opts.threshold.is_zero() {
+        let all = all_pairs_of(&tokens);
+        stats.candidates = all.len() as u64;
+        all
+    } else {
+        let (found, index_entries, candidates) = match opts.measure {
+            Measure::Jaccard => jaccard_join(&tokens, opts.threshold),
+            Measure::Containment => containment_join(&tokens, opts.threshold),
+        };
+        stats.index_entries = index_entries;
+        stats.candidates = candidates;
+        found
+    };
+
+    // Back from groups to the input sets: each pair of groups stands for all pairs of their
+    // members, and the members of one group are pairwise identical.
+    let mut matches = Vec::new();
+    let mut push = |x: u32, y: u32, overlap: u32| {
+        let (a, b) = if x < y { (x, y) } else { (y, x) };
+        matches.push(Match {
+            a,
+            b,
+            a_size: sizes[a as usize],
+            b_size: sizes[b as usize],
+            overlap,
+        });
+    };
+    for g in &groups {
+        let size = sizes[g[0] as usize];
+        for (i, &x) in g.iter().enumerate() {
+            for &y in &g[i + 1..] {
+                push(x, y, size);
+            }
+        }
+    }
+    for (gx, gy, overlap) in found {
+        for &x in &groups[gx as usize] {
+            for &y in &groups[gy as usize] {
+                push(x, y, overlap);
+            }
+        }
+    }
+    matches.par_sort_unstable();
+    Ok(JoinOutput { matches, stats })
+}
+
+/// The reference: every pair of non-empty sets (each sorted and distinct) compared by merging,
+/// with the same exact test. Quadratic; for tests and benchmarks.
+pub fn brute_force(sets: &[Vec<u64>], threshold: Threshold, measure: Measure) -> Vec<Match> {
+    let mut out = Vec::new();
+    for (a, x) in sets.iter().enumerate() {
+        for (b, y) in sets.iter().enumerate().skip(a + 1) {
+            if x.is_empty() || y.is_empty() {
+                continue;
+            }
+            let o = crate::verify::intersection_size(x, y) as u64;
+            if threshold.passes(measure, x.len() as u64, y.len() as u64, o) {
+                out.push(Match {
+                    a: a as u32,
+                    b: b as u32,
+                    a_size: x.len() as u32,
+                    b_size: y.len() as u32,
+                    overlap: o as u32,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Groups the non-empty sets that are identical. Each group lists its members in increasing
+/// order; groups are ordered by their first member.
+fn group_identical(sets: &[Vec<u64>]) -> Vec<Vec<u32>> {
+    let keys: Vec<(usize, u64)> = sets
+        .par_iter()
+        .map(|s| (s.len(), xxh3_64(bytemuck::cast_slice(s))))
+        .collect();
+    let mut by_key: Vec<u32> = (0..sets.len() as u32)
+        .filter(|&i| !sets[i as usize].is_empty())
+        .collect();
+    by_key.par_sort_unstable_by_key(|&i| (keys[i as usize], i));
+    let mut groups: Vec<Vec<u32>> = Vec::new();
+    let mut run_start = 0;
+    for k in 1..=by_key.len() {
+        if k < by_key.len() && keys[by_key[k] as usize] == keys[by_key[run_start] as usize] {
+            continue;
+        }
+        // Equal fingerprints: compare the sets themselves, so that a collision of the 64-bit
+        // fingerprint cannot merge two different sets.
+        let first = groups.len();
+        for &i in &by_key[run_start..k] {
+            match groups[first..]
+                .iter_mut()
+                .find(|g| sets[g[0] as usize] == sets[i as usize])
+            {
+                Some(g) => g.push(i),
+                None => groups.push(vec![i]),
+            }
+        }
+        run_start = k;
+    }
+    groups.sort_unstable_by_key(|g| g[0]);
+    groups
+}
+
+/// Every pair of sets with its overlap: the answer at threshold 0.
+fn all_pairs_of(sets: &TokenSets) -> Vec<(u32, u32, u32)> {
+    (0..sets.len())
+        .into_par_iter()
+        .flat_map_iter(|a| {
+            (a + 1..sets.len()).map(move |b| {
+                let o = overlap_at_least(sets.set(a), sets.set(b), 0, 0).unwrap_or(0);
+                (a as u32, b as u32, o)
+            })
+        })
+        .collect()
+}
+
+/// Sets of `u32` tokens numbered by document frequency (rarest first), each sorted.
+#[derive(Debug, Clone, Default)]
+pub struct TokenSets {
+    tokens: Vec<u32>,
+    offsets: Vec<usize>,
+    distinct: usize,
+    /// Tokens below this number occur in one set only.
+    shared_from: u32,
+}
+
+/// Aim for buckets of at least this many hashes. Tiny in tests, so that small inputs go through
+/// every bucket, part and chunk of the scatter.
+const BUCKET_TARGET: usize = if cfg!(test) { 1 << 5 } else { 1 << 15 };
+/// Chunks of sets scattered in parallel.
+const CHUNKS: usize = 64;
+
+impl TokenSets {
+    /// Numbers the distinct hashes of `sets` by document frequency and rewrites every set in
+    /// tokens. `sets` are consumed and freed as they are read.
+    ///
+    /// The hashes are random, so their top bits cut them into buckets of even size. The sets are
+    /// cut into chunks; every chunk copies each of its hashes, with its position, into the
+    /// chunk's own range of the hash's bucket (a counting sort, the chunks in parallel). Each
+    /// bucket then finds its distinct hashes and their document frequencies with a small hash
+    /// table (each set holds a hash once, so a hash's count is its frequency). Token numbers
+    /// follow the frequency, ties broken by bucket and then by first appearance in the bucket, an
+    /// order fixed by the input alone. Last, each chunk writes the tokens of its own sets back.
+    pub fn from_hash_sets(mut sets: Vec<Vec<u64>>) -> TokenSets {
+        let n = sets.len();
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0usize);
+        for s in &sets {
+            offsets.push(offsets.last().unwrap() + s.len());
+        }
+        let total = offsets[n];
+        assert!(total as u64 <= MAX_TOTAL_TOKENS, "checked by the caller");
+        // At most 256 buckets: every chunk writes to two streams per bucket, and more streams
+        // than the TLB can map made the scatter several times slower on 200 M shingles.
+        let bits = (total / BUCKET_TARGET).max(1).ilog2().min(8) as usize;
+        let nb = 1usize << bits;
+        let bucket = move |h: u64| {
+            if bits == 0 {
+                0
+            } else {
+                (h >> (64 - bits)) as usize
+            }
+        };
+
+        // Chunks of consecutive sets with about equal shingle counts.
+        let chunk_target = total.div_ceil(CHUNKS).max(BUCKET_TARGET);
+        let mut bounds = vec![0usize];
+        for i in 1..n {
+            if offsets[i] - offsets[*bounds.last().unwrap()] >= chunk_target {
+                bounds.push(i);
+            }
+        }
+        bounds.push(n);
+        let chunks: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+        let hists: Vec<Vec<u32>> = chunks
+            .par_iter()
+            .map(|&(s, e)| {
+                let mut h = vec![0u32; nb];
+                for set in &sets[s..e] {
+                    for &x in set {
+                        h[bucket(x)] += 1;
+                    }
+                }
+                h
+            })
+            .collect();
+        // The bucketed arrays are laid out bucket by bucket, and within a bucket chunk by chunk:
+        // `cells[b * chunks + c]` is where chunk c's hashes of bucket b go.
+        let nc = chunks.len();
+        let mut cells = Vec::with_capacity(nb * nc + 1);
+        cells.push(0usize);
+        for b in 0..nb {
+            for h in &hists {
+                cells.push(cells.last().unwrap() + h[b] as usize);
+            }
+        }
+        drop(hists);
+
+        // Scatter. Each chunk gets its own cell of every bucket as a `&mut` slice, so the chunks
+        // write in parallel without sharing anything.
+        let mut hashes = vec![0u64; total];
+        let mut origins = vec![0u32; total];
+        let mut hash_cells: Vec<Vec<&mut [u64]>> = (0..nc).map(|_| Vec::new()).collect();
+        for (k, cell) in split_by(&mut hashes, &cells).into_iter().enumerate() {
+            hash_cells[k % nc].push(cell);
+        }
+        let mut origin_cells: Vec<Vec<&mut [u32]>> = (0..nc).map(|_| Vec::new()).collect();
+        for (k, cell) in split_by(&mut origins, &cells).into_iter().enumerate() {
+            origin_cells[k % nc].push(cell);
+        }
+        let mut pieces = Vec::with_capacity(nc);
+        let mut rest = sets.as_mut_slice();
+        for &(s, e) in &chunks {
+            let (head, tail) = rest.split_at_mut(e - s);
+            pieces.push((head, offsets[s] as u32));
+            rest = tail;
+        }
+        pieces
+            .into_par_iter()
+            .zip(hash_cells)
+            .zip(origin_cells)
+            .for_each(|(((piece, mut origin), mut hs), mut os)| {
+                let mut fill = vec![0usize; nb];
+                for set in piece {
+                    // Freed as soon as it is copied, so the peak is not two full copies.
+                    for h in std::mem::take(set) {
+                        let b = bucket(h);
+                        hs[b][fill[b]] = h;
+                        os[b][fill[b]] = origin;
+                        fill[b] += 1;
+                        origin += 1;
+                    }
+                }
+            });
+        drop(sets);
+
+        // Each bucket: distinct hashes and their frequencies. The hash array is reused to hold,
+        // for each entry, its distinct number within the bucket (high half) and its position
+        // (low half), so the positions can be freed before the tokens are allocated.
+        let bucket_bounds: Vec<usize> = (0..=nb).map(|b| cells[b * nc]).collect();
+        let dfs: Vec<Vec<u32>> = split_by(&mut hashes, &bucket_bounds)
+            .into_par_iter()
+            .zip(split_by(&mut origins, &bucket_bounds))
+            .map_init(GroupScratch::default, |scratch, (hs, os)| {
+                group_bucket(hs, os, bits, scratch)
+            })
+            .collect();
+
+        // Token numbers: a counting sort on the frequency, in bucket order.
+        let max_df = dfs.iter().flatten().copied().max().unwrap_or(0) as usize;
+        let mut next = vec![0u32; max_df + 2];
+        for &df in dfs.iter().flatten() {
+            next[df as usize + 1] += 1;
+        }
+        for d in 1..next.len() {
+            next[d] += next[d - 1];
+        }
+        let distinct = next[max_df + 1] as usize;
+        // Tokens of frequency 1 are numbered first: 0 .. shared_from.
+        let shared_from = next.get(2).copied().unwrap_or(0);
+        // In place: each frequency becomes its token number.
+        let mut ranks = dfs;
+        for df in ranks.iter_mut().flatten() {
+            let r = next[*df as usize];
+            next[*df as usize] += 1;
+            *df = r;
+        }
+        drop(origins);
+
+        // Each chunk writes its own sets' tokens, reading its cell of every bucket.
+        let mut tokens = vec![0u32; total];
+        let mut token_pieces = Vec::with_capacity(nc);
+        let mut rest = tokens.as_mut_slice();
+        for &(s, e) in &chunks {
+            let (head, tail) = rest.split_at_mut(offsets[e] - offsets[s]);
+            token_pieces.push((head, offsets[s]));
+            rest = tail;
+        }
+        token_pieces
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(c, (out, base))| {
+                for (b, ranks) in ranks.iter().enumerate() {
+                    let cell = cells[b * nc + c]..cells[b * nc + c + 1];
+                    for &e in &hashes[cell] {
+                        let (id, o) = ((e >> 32) as usize, e as u32 as usize);
+                        out[o - base] = ranks[id];
+                    }
+                }
+            });
+        drop(hashes);
+        split_by(&mut tokens, &offsets)
+            .into_par_iter()
+            .for_each(|s| s.sort_unstable());
+        TokenSets {
+            tokens,
+            offsets,
+            distinct,
+            shared_from,
+        }
+    }
+
+    /// Tokens numbered below this occur in one set only: they never make a pair.
+    pub fn shared_from(&self) -> u32 {
+        self.shared_from
+    }
+
+    /// Number of sets.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// True when there are no sets.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Set `i`, sorted by token.
+    pub fn set(&self, i: usize) -> &[u32] {
+        &self.tokens[self.offsets[i]..self.offsets[i + 1]]
+    }
+
+    /// Number of distinct tokens.
+    pub fn distinct(&self) -> usize {
+        self.distinct
+    }
+}
+
+/// Buffers of [`group_bucket`], kept by each worker from one bucket to the next (allocating
+/// them for each bucket cost more than the work, in page faults).
+#[derive(Default)]
+struct GroupScratch {
+    local: Vec<(u64, u32)>,
+    table: Vec<u32>,
+    seen: Vec<u64>,
+}
+
+/// Finds the distinct hashes of one bucket and counts them; returns the counts, in the order of
+/// the distinct numbers, and replaces each hash by its distinct number (high half) and its
+/// position `os[k]` (low half).
+///
+/// The bucket is split once more on the next bits of the hash (a local counting sort, through
+/// few enough streams to stay fast), so that each part's hash table fits in the cache; numbers
+/// are given part by part, in order of first appearance: an order fixed by the input alone.
+fn group_bucket(hs: &mut [u64], os: &[u32], bits: usize, scratch: &mut GroupScratch) -> Vec<u32> {
+    let sub_bits = (hs.len() / BUCKET_TARGET).max(1).ilog2().min(8) as usize;
+    let nsub = 1usize << sub_bits;
+    let shift = 64 - bits - sub_bits;
+    let part = |h: u64| {
+        if sub_bits == 0 {
+            0
+        } else {
+            (h >> shift) as usize & (nsub - 1)
+        }
+    };
+    let mut start = vec![0usize; nsub + 1];
+    for &h in hs.iter() {
+        start[part(h) + 1] += 1;
+    }
+    for p in 1..=nsub {
+        start[p] += start[p - 1];
+    }
+    let mut at = start.clone();
+    // (hash, index in the bucket), part by part.
+    let GroupScratch { local, table, seen } = scratch;
+    local.clear();
+    local.resize(hs.len(), (0, 0));
+    for (k, &h) in hs.iter().enumerate() {
+        let p = part(h);
+        local[at[p]] = (h, k as u32);
+        at[p] += 1;
+    }
+    let mut dfs: Vec<u32> = Vec::new();
+    for p in 0..nsub {
+        let entries = &local[start[p]..start[p + 1]];
+        let mask = (entries.len() * 2).next_power_of_two() - 1;
+        // Slot -> (number within the part + 1); 0 is empty. The hashes are random, so their low
+        // bits index the table directly.
+        table.clear();
+        table.resize(mask + 1, 0);
+        seen.clear();
+        let first = dfs.len();
+        for &(h, k) in entries {
+            let mut slot = h as usize & mask;
+            let id = loop {
+                match table[slot] {
+                    0 => {
+                        seen.push(h);
+                        dfs.push(0);
+                        table[slot] = seen.len() as u32;
+                        break seen.len() - 1;
+                    }
+                    t if seen[t as usize - 1] == h => break t as usize - 1,
+                    _ => slot = (slot + 1) & mask,
+                }
+            } + first;
+            dfs[id] += 1;
+            hs[k as usize] = (id as u64) << 32 | os[k as usize] as u64;
+        }
+    }
+    dfs
+}
+
+/// Cuts `v` at `bounds` (`bounds[0] = 0`, last = `v.len()`).
+fn split_by<'a, T>(v: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(bounds.len().saturating_sub(1));
+    let mut rest = v;
+    for w in bounds.windows(2) {
+        let (head, tail) = rest.split_at_mut(w[1] - w[0]);
+        out.push(head);
+        rest = tail;
+    }
+    out
+}
+
+/// An entry of the inverted index: a set (by its place in size order) and the token's position
+/// in it.
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    rank: u32,
+    pos: u32,
+}
+
+/// Inverted lists in one array (CSR): the list of token `w` is
+/// `entries[start[w - base]..start[w - base + 1]]`, sorted by rank. Tokens below `base` occur in
+/// one set only and have no list: they can never make a pair.
+struct Index {
+    base: u32,
+    start: Vec<u32>,
+    entries: Vec<Posting>,
+}
+
+impl Index {
+    /// Indexes, in rank order, the tokens `keep(w)` among the first `len(r)` tokens of the set
+    /// of rank `r`.
+    fn build(
+        sets: &TokenSets,
+        order: &[u32],
+        len: impl Fn(usize) -> usize,
+        keep: impl Fn(u32) -> bool,
+    ) -> Index {
+        let base = sets.shared_from();
+        let shared = |r: usize| {
+            let s = &sets.set(order[r] as usize)[..len(r)];
+            let from = s.partition_point(|&w| w < base);
+            s[from..]
+                .iter()
+                .enumerate()
+                .map(move |(k, &w)| (from + k, w))
+        };
+        let mut start = vec![0u32; sets.distinct() - base as usize + 1];
+        for r in 0..order.len() {
+            for (_, w) in shared(r) {
+                if keep(w) {
+                    start[(w - base) as usize + 1] += 1;
+                }
+            }
+        }
+        for w in 1..start.len() {
+            start[w] += start[w - 1];
+        }
+        let mut fill = start.clone();
+        let mut entries = vec![Posting { rank: 0, pos: 0 }; *start.last().unwrap() as usize];
+        for r in 0..order.len() {
+            for (pos, w) in shared(r) {
+                if keep(w) {
+                    let f = &mut fill[(w - base) as usize];
+                    entries[*f as usize] = Posting {
+                        rank: r as u32,
+                        pos: pos as u32,
+                    };
+                    *f += 1;
+                }
+            }
+        }
+        Index {
+            base,
+            start,
+            entries,
+        }
+    }
+
+    fn list(&self, w: u32) -> &[Posting] {
+        if w < self.base {
+            return &[];
+        }
+        let k = (w - self.base) as usize;
+        &self.entries[self.start[k] as usize..self.start[k + 1] as usize]
+    }
+}
+
+/// Candidate state of one set during one probe.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cand {
+    /// Common tokens found so far, or [`PRUNED`].
+    count: u32,
+    /// The overlap the pair needs; 0 while the set has not been met.
+    need: u32,
+    /// Positions of the last common token found, in the probe and in the candidate.
+    last_i: u32,
+    last_j: u32,
+}
+
+const PRUNED: u32 = u32::MAX;
+
+/// A worker's candidate table, reused from probe to probe.
+struct Scratch {
+    cands: Vec<Cand>,
+    touched: Vec<u32>,
+}
+
+impl Scratch {
+    fn new(n: usize) -> Self {
+        Scratch {
+            cands: vec![Cand::default(); n],
+            touched: Vec::new(),
+        }
+    }
+
+    /// Records that the probe (size `sx`) and candidate `y` (size `sy`) share the token at
+    /// positions `i` and `j`, and drops the candidate when even the best case cannot reach its
+    /// required overlap (positional filter). `need` gives the required overlap on first contact.
+    #[inline]
+    fn meet(&mut self, y: u32, i: u32, j: u32, sx: u32, sy: u32, need: impl Fn() -> u32) {
+        let c = &mut self.cands[y as usize];
+        if c.need == 0 {
+            c.need = need();
+            self.touched.push(y);
+        }
+        if c.count == PRUNED {
+            return;
+        }
+        // The common tokens before these positions were all seen (both sets are in one global
+        // order, and every earlier common token of the probe's prefix lies in the candidate's
+        // indexed prefix); after them, at most min(sx - i - 1, sy - j - 1) more.
+        let best = c.count as u64 + 1 + (sx - i - 1).min(sy - j - 1) as u64;
+        if best < c.need as u64 {
+            c.count = PRUNED;
+        } else {
+            c.count += 1;
+            c.last_i = i;
+            c.last_j = j;
+        }
+    }
+}
+
+/// `|x ∩ y|` when it is at least `need` (counting `have` already found), `None` as soon as the
+/// rest cannot make up the difference. Gallops through the larger set when the sizes differ a lot.
+fn overlap_at_least(x: &[u32], y: &[u32], have: u32, need: u32) -> Option<u32> {
+    let (small, large) = if x.len() <= y.len() { (x, y) } else { (y, x) };
+    let mut o = have;
+    if small.len() * 4 < large.len() {
+        // Galloping: an exponential search from the last place for each token of the small set,
+        // O(|small| log(|large| / |small|)) instead of a walk through the large one.
+        let mut rest = large;
+        for (k, &w) in small.iter().enumerate() {
+            if o as usize + small.len() - k < need as usize {
+                return None;
+            }
+            let mut step = 1;
+            while step < rest.len() && rest[step - 1] < w {
+                step *= 2;
+            }
+            let lo = step / 2;
+            let hi = step.min(rest.len());
+            let p = lo + rest[lo..hi].partition_point(|&v| v < w);
+            if p < rest.len() && rest[p] == w {
+                o += 1;
+                rest = &rest[p + 1..];
+            } else {
+                rest = &rest[p..];
+            }
+        }
+    } else {
+        let (mut i, mut j) = (0, 0);
+        while i < x.len() && j < y.len() {
+            if (o as usize) + (x.len() - i).min(y.len() - j) < need as usize {
+                return None;
+            }
+            match x[i].cmp(&y[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    o += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+    }
+    (o >= need).then_some(o)
+}
+
+/// The sets of non-zero size in increasing size order (ties by index), and their sizes.
+fn size_order(sets: &TokenSets) -> (Vec<u32>, Vec<u32>) {
+    let mut order: Vec<u32> = (0..sets.len() as u32)
+        .filter(|&s| !sets.set(s as usize).is_empty())
+        .collect();
+    order.sort_unstable_by_key(|&s| (sets.set(s as usize).len(), s));
+    let sizes = order
+        .iter()
+        .map(|&s| sets.set(s as usize).len() as u32)
+        .collect();
+    (order, sizes)
+}
+
+/// Runs `probe` for every rank in parallel with a per-worker [`Scratch`], and gathers the pairs
+/// (as set indices) and the number of verified candidates.
+fn run_probes<F>(n: usize, order: &[u32], probe: F) -> (Vec<(u32, u32, u32)>, u64)
+where
+    F: Fn(usize, &mut Scratch, &mut Vec<(u32, u32, u32)>) -> u64 + Sync,
+{
+    let candidates = AtomicU64::new(0);
+    let found: Vec<Vec<(u32, u32, u32)>> = (0..n)
+        .into_par_iter()
+        .map_init(
+            || Scratch::new(n),
+            |scratch, r| {
+                let mut out = Vec::new();
+                candidates.fetch_add(probe(r, scratch, &mut out), Relaxed);
+                out
+            },
+        )
+        .collect();
+    let mut pairs: Vec<(u32, u32, u32)> = found.into_iter().flatten().collect();
+    for p in &mut pairs {
+        p.0 = order[p.0 as usize];
+        p.1 = order[p.1 as usize];
+    }
+    (pairs, candidates.into_inner())
+}
+
+/// Jaccard join. Returns the pairs (set indices and overlap), the index size and the number of
+/// verified candidates.
+///
+/// Bounds, for a pair with `|y| <= |x|` (y is indexed, x probes), `t = num / den`:
+/// - the pair needs `o >= a = ceil(t (|x| + |y|) / (1 + t))` ([`Threshold::jaccard_overlap`]);
+/// - size: `J <= |y| / |x|`, so `|y| >= ceil(t |x|)`; smaller sets are skipped;
+/// - probe prefix: `J >= t` gives `o >= t |x ∪ y| >= t |x|`, so `a >= ceil(t |x|)` and a prefix of
+///   `|x| - ceil(t |x|) + 1` tokens is at least as long as the principle asks;
+/// - index prefix: `|x| >= |y|` gives `a >= ceil(2t |y| / (1 + t))`, so `y` indexes
+///   `|y| - ceil(2 num |y| / (num + den)) + 1` tokens.
+///
+/// Each prefix is computed from a lower bound of the true required overlap, rounded up only
+/// where the overlap is an integer anyway, so each is at least as long as needed: the filters can
+/// keep extra candidates, never lose a pair.
+fn jaccard_join(sets: &TokenSets, t: Threshold) -> (Vec<(u32, u32, u32)>, u64, u64) {
+    let (order, sizes) = size_order(sets);
+    let n = order.len();
+    let index_len = |s: u32| (s as u64 - t.ceil_of_double(s as u64) + 1) as usize;
+    let index = Index::build(sets, &order, |r| index_len(sizes[r]), |_| true);
+    let entries = index.entries.len() as u64;
+    let (pairs, candidates) = run_probes(n, &order, |r, scratch, out| {
+        let x = sets.set(order[r] as usize);
+        let sx = x.len() as u32;
+        let min_size = t.ceil_of(sx as u64) as u32;
+        let lo = sizes[..r].partition_point(|&s| s < min_size) as u32;
+        if lo as usize >= r {
+            return 0;
+        }
+        let probe_len = (sx - min_size + 1) as usize;
+        // Tokens of one set only come first and have no list.
+        let first = x[..probe_len].partition_point(|&w| w < index.base);
+        for (i, &w) in x.iter().enumerate().take(probe_len).skip(first) {
+            let list = index.list(w);
+            // Only the sets before this one in size order, and no smaller than min_size.
+            let from = list.partition_point(|p| p.rank < lo);
+            let to = list.partition_point(|p| (p.rank as usize) < r);
+            for p in &list[from..to] {
+                let sy = sizes[p.rank as usize];
+                scratch.meet(p.rank, i as u32, p.pos, sx, sy, || {
+                    t.jaccard_overlap(sx as u64, sy as u64) as u32
+                });
+            }
+        }
+        // After the whole prefix (PPJoin): with wx and wy the last prefix tokens of x and y, if
+        // wx < wy every common token up to wx lies in both prefixes and was counted, and the rest
+        // lies in x's suffix; otherwise the same holds with the roles swapped.
+        let wx = x[probe_len - 1];
+        verify(scratch, x, sets, &order, r, out, |c, y| {
+            let py = index_len(y.len() as u32);
+            c.count as usize
+                + if wx < y[py - 1] {
+                    x.len() - probe_len
+                } else {
+                    y.len() - py
+                }
+        })
+    });
+    (pairs, entries, candidates)
+}
+
+/// Containment join: pairs with `max(|x ∩ y| / |x|, |x ∩ y| / |y|) >= t`.
+///
+/// Containment is measured against the smaller set, so a small set can be contained in a set of
+/// any larger size: there is no size filter, and the larger set's prefix would have to be almost
+/// all of it. The roles are therefore reversed: each set probes, with its prefix, the sets after
+/// it in size order (as large or larger), which are indexed whole.
+/// - the pair needs `o >= a = ceil(t |y|)` for the smaller `y` ([`Threshold::containment_overlap`]);
+/// - probe prefix of `y`: `|y| - a + 1` tokens, the prefix principle with the exact `a`;
+/// - the larger set is indexed whole (only the tokens that occur in some probe prefix, since no
+///   other list is ever read), so the principle needs nothing from its side.
+fn containment_join(sets: &TokenSets, t: Threshold) -> (Vec<(u32, u32, u32)>, u64, u64) {
+    let (order, sizes) = size_order(sets);
+    let n = order.len();
+    let probe_len = |s: u32| (s - t.ceil_of(s as u64) as u32 + 1) as usize;
+    // Tokens read by some probe; only their lists are built.
+    let base = sets.shared_from();
+    let mut read = vec![false; sets.distinct() - base as usize];
+    for (&s, &size) in order.iter().zip(&sizes) {
+        for &w in &sets.set(s as usize)[..probe_len(size)] {
+            if w >= base {
+                read[(w - base) as usize] = true;
+            }
+        }
+    }
+    let index = Index::build(
+        sets,
+        &order,
+        |r| sizes[r] as usize,
+        |w| read[(w - base) as usize],
+    );
+    drop(read);
+    let entries = index.entries.len() as u64;
+    let (pairs, candidates) = run_probes(n, &order, |r, scratch, out| {
+        let y = sets.set(order[r] as usize);
+        let sy = y.len() as u32;
+        let need = t.ceil_of(sy as u64) as u32;
+        let len = probe_len(sy);
+        let first = y[..len].partition_point(|&w| w < base);
+        for (i, &w) in y.iter().enumerate().take(len).skip(first) {
+            let list = index.list(w);
+            let from = list.partition_point(|p| p.rank as usize <= r);
+            for p in &list[from..] {
+                scratch.meet(p.rank, i as u32, p.pos, sy, sizes[p.rank as usize], || need);
+            }
+        }
+        // Every common token in y's prefix was counted (the larger sets are indexed whole); at
+        // most the tokens after the prefix remain.
+        let rest = (sy as usize) - probe_len(sy);
+        verify(scratch, y, sets, &order, r, out, |c, _| {
+            c.count as usize + rest
+        })
+    });
+    (pairs, entries, candidates)
+}
+
+/// Verifies the candidates left in `scratch` by the probe of rank `r` (set `x`), pushes the pairs
+/// that pass as `(rank, rank, overlap)`, clears the table, and returns the number verified by a
+/// merge. `bound(c, y)` is an upper bound of the overlap with `y` once the prefix is scanned;
+/// candidates below their required overlap by it are dropped unmerged.
+fn verify(
+    scratch: &mut Scratch,
+    x: &[u32],
+    sets: &TokenSets,
+    order: &[u32],
+    r: usize,
+    out: &mut Vec<(u32, u32, u32)>,
+    bound: impl Fn(&Cand, &[u32]) -> usize,
+) -> u64 {
+    let mut verified = 0;
+    for &yr in &scratch.touched {
+        let c = std::mem::take(&mut scratch.cands[yr as usize]);
+        if c.count == PRUNED {
+            continue;
+        }
+        let y = sets.set(order[yr as usize] as usize);
+        if bound(&c, y) < c.need as usize {
+            continue;
+        }
+        verified += 1;
+        // Every common token up to the last one found was counted: merge only what follows.
+        let rest_x = &x[c.last_i as usize + 1..];
+        let rest_y = &y[c.last_j as usize + 1..];
+        if let Some(o) = overlap_at_least(rest_x, rest_y, c.count, c.need) {
+            out.push((r as u32, yr, o));
+        }
+    }
+    scratch.touched.clear();
+    verified
+}
+
+/// Removes repeated hashes. A small document's hashes go through a hash table that fits in the
+/// cache and keep the order of their first appearance (five times faster than sorting them on
+/// documents of a few kilobytes); a large one's are sorted by [`sort_dedup`]. Either way the
+/// result depends only on the hashes, so identical documents give identical sets.
+fn dedup_hashes(v: &mut Vec<u64>) {
+    if v.len() >= 1 << 14 {
+        return sort_dedup(v);
+    }
+    let mask = (v.len() * 2).next_power_of_two() - 1;
+    // 0 marks an empty slot; a hash of 0 is tracked apart.
+    let mut table = vec![0u64; mask + 1];
+    let mut zero = false;
+    v.retain(|&h| {
+        if h == 0 {
+            return !std::mem::replace(&mut zero, true);
+        }
+        // The hashes are random: their low bits index the table directly.
+        let mut slot = h as usize & mask;
+        loop {
+            match table[slot] {
+                0 => {
+                    table[slot] = h;
+                    return true;
+                }
+                t if t == h => return false,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    });
+}
+
+/// Sorts `v` and removes repeats. A large document's hashes are first split on their top byte
+/// into `buf` (one counting pass; the hashes are uniform, so the 256 parts are even), and each
+/// part is sorted while it fits in the cache: a third faster than one `sort_unstable` on the
+/// documentation corpus of the README, where `radsort`'s eight LSD passes were slower still.
+fn sort_dedup(v: &mut Vec<u64>) {
+    if v.len() < 1 << 14 {
+        v.sort_unstable();
+    } else {
+        // A fresh buffer each time: keeping the largest one per thread would hold memory for
+        // nothing once the large documents are done.
+        let mut buf = Vec::new();
+        let mut start = [0usize; 257];
+        for &h in v.iter() {
+            start[(h >> 56) as usize + 1] += 1;
+        }
+        for b in 1..257 {
+            start[b] += start[b - 1];
+        }
+        buf.resize(v.len(), 0);
+        let mut at = start;
+        for &h in v.iter() {
+            let b = (h >> 56) as usize;
+            buf[at[b]] = h;
+            at[b] += 1;
+        }
+        for b in 0..256 {
+            buf[start[b]..start[b + 1]].sort_unstable();
+        }
+        *v = buf;
+    }
+    v.dedup();
+}
+
+/// Every document read, with the shingle set of each non-empty one: exact mode's phase one.
+#[derive(Debug, Clone, Default)]
+pub struct ShingledCorpus {
+    /// Every document read, in input order.
+    pub documents: Vec<Document>,
+    /// The sorted, distinct shingle hashes of each non-empty document.
+    pub sets: Vec<Vec<u64>>,
+    /// For each set, the index of its document in `documents`.
+    pub set_doc: Vec<u32>,
+    /// What was skipped.
+    pub skipped: Vec<Skip>,
+    /// Counts so far.
+    pub stats: Stats,
+    /// Bytes the sets hold (8 per shingle, 24 per set).
+    pub held_bytes: u64,
+    /// The most memory one document needed while it was shingled: its text twice (read and
+    /// normalized) and its shingle hashes three times (a growing vector and the sort's buffer).
+    pub largest_document_bytes: u64,
+}
+
+impl ShingledCorpus {
+    /// Phase one's peak: the sets, plus the largest document in each of `threads` workers.
+    pub fn memory_estimate(&self, threads: u64) -> u64 {
+        self.held_bytes + threads * self.largest_document_bytes
+    }
+}
+
+enum Outcome {
+    /// The set, the document's bytes, and what shingling it took at its peak.
+    Set(Vec<u64>, u64, u64),
+    Empty(u64),
+    Skipped(Skip),
+    Aborted,
+}
+
+/// Phase one of exact mode: finds, reads, normalizes and shingles every document in parallel and
+/// keeps each shingle set. Stops early, with [`Error::TooLargeForExact`], as soon as the sets
+/// alone exceed `config.max_memory`.
+pub fn shingle_files(config: &ScanConfig, paths: &[PathBuf]) -> Result<ShingledCorpus> {
+    let shingler = Shingler::new(&config.shingle)?;
+    let (entries, mut skipped) = input::collect(paths, &config.input)?;
+    let held = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let limit = config.max_memory.unwrap_or(u64::MAX);
+    let outcomes: Vec<Outcome> = entries
+        .par_iter()
+        .map_init(String::new, |norm, e| {
+            if stop.load(Relaxed) {
+                return Outcome::Aborted;
+            }
+            match input::read_document(&e.path) {
+                Err(err) => Outcome::Skipped(Skip {
+                    id: e.id.clone(),
+                    kind: SkipKind::Unreadable,
+                    reason: input::io_reason(&err),
+                }),
+                Ok(Read::Binary) => Outcome::Skipped(Skip {
+                    id: e.id.clone(),
+                    kind: SkipKind::Binary,
+                    reason: "binary file (NUL byte in the first 8 KiB)".into(),
+                }),
+                Ok(Read::Text(text)) => {
+                    let bytes = text.len() as u64;
+                    // `ndup:ignore` regions are left out here as in every other mode.
+                    normalize_into(
+                        &crate::markers::strip_ignored(&text),
+                        &config.normalize,
+                        norm,
+                    );
+                    drop(text);
+                    let mut set = Vec::new();
+                    shingler.hashes_into(norm, config.seed, &mut set);
+                    if set.is_empty() {
+                        return Outcome::Empty(bytes);
+                    }
+                    // The text and its normalized copy, the hashes (a vector grown by doubling,
+                    // so up to twice their size) and the sort's buffer or the table.
+                    let peak = 2 * bytes + 24 * set.len() as u64;
+                    dedup_hashes(&mut set);
+                    set.shrink_to_fit();
+                    let now = held.fetch_add(set.len() * 8 + 24, Relaxed) + set.len() * 8 + 24;
+                    if now as u64 > limit {
+                        stop.store(true, Relaxed);
+                    }
+                    Outcome::Set(set, bytes, peak)
+                }
+            }
+        })
+        .collect();
+    if stop.into_inner() {
+        return Err(Error::TooLargeForExact {
+            needed: held.into_inner() as u64,
+            limit,
+        });
+    }
+
+    let mut stats = Stats::default();
+    let mut documents = Vec::with_capacity(entries.len());
+    let mut sets = Vec::new();
+    let mut set_doc = Vec::new();
+    let mut largest_document_bytes = 0;
+    for (entry, outcome) in entries.into_iter().zip(outcomes) {
+        let doc = documents.len() as u32;
+        let empty = match outcome {
+            Outcome::Skipped(skip) => {
+                skipped.push(skip);
+                continue;
+            }
+            Outcome::Aborted => unreachable!("an aborted scan returns above"),
+            Outcome::Empty(bytes) => {
+                stats.bytes += bytes;
+                stats.empty += 1;
+                true
+            }
+            Outcome::Set(set, bytes, peak) => {
+                stats.bytes += bytes;
+                largest_document_bytes = largest_document_bytes.max(peak);
+                sets.push(set);
+                set_doc.push(doc);
+                false
+            }
+        };
+        documents.push(Document {
+            id: entry.id,
+            origin: Origin::File(entry.path),
+            empty,
+        });
+    }
+    stats.documents = documents.len() as u64;
+    for s in &skipped {
+        stats.count_skip(s.kind);
+    }
+    Ok(ShingledCorpus {
+        documents,
+        sets,
+        set_doc,
+        skipped,
+        stats,
+        held_bytes: held.into_inner() as u64,
+        largest_document_bytes,
+    })
+}
+
+/// Exact mode end to end: [`shingle_files`], then [`join`], then the sorted report. Pairs carry
+/// their exact Jaccard in both `jaccard` and `estimate` (there is nothing to estimate), and with
+/// [`Measure::Containment`] both containments.
+pub fn scan_files(config: &ScanConfig, paths: &[PathBuf], start: Instant) -> Result<ScanReport> {
+    let corpus = shingle_files(config, paths)?;
+    finish(config, corpus, start)
+}
+
+/// Joins a [`ShingledCorpus`] and builds the report.
+pub fn finish(config: &ScanConfig, corpus: ShingledCorpus, start: Instant) -> Result<ScanReport> {
+    let phase_one = corpus.memory_estimate(rayon::current_num_threads() as u64);
+    let ShingledCorpus {
+        documents,
+        sets,
+        set_doc,
+        skipped,
+        mut stats,
+        ..
+    } = corpus;
+    if documents.is_empty() {
+        return Err(Error::NoDocuments { skipped });
+    }
+    let opts = JoinOptions {
+        threshold: Threshold::from_f64(config.threshold)?,
+        measure: config.measure,
+        max_memory: config.max_memory,
+    };
+    let out = join(sets, &opts)?;
+    stats.candidates = out.stats.candidates;
+    stats.exact_checked = out.stats.candidates;
+    stats.memory_estimate = Some(phase_one.max(out.stats.memory_estimate));
+    let containment = config.measure == Measure::Containment;
+    let pairs = out
+        .matches
+        .iter()
+        .map(|m| {
+            let j = m.jaccard();
+            Pair {
+                a: set_doc[m.a as usize],
+                b: set_doc[m.b as usize],
+                estimate: j,
+                jaccard: Some(j),
+                a_in_b: containment.then(|| m.a_in_b()),
+                b_in_a: containment.then(|| m.b_in_a()),
+            }
+        })
+        .collect();
+    Ok(crate::scan::report(
+        config, documents, pairs, skipped, stats, start,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::minhash::fmix64;
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    const THRESHOLDS: [f64; 6] = [0.3, 0.5, 0.8, 0.95, 1.0, 0.0];
+
+    fn run(sets: &[Vec<u64>], t: f64, m: Measure) -> Vec<Match> {
+        let opts = JoinOptions {
+            threshold: Threshold::from_f64(t).unwrap(),
+            measure: m,
+            max_memory: None,
+        };
+        join(sets.to_vec(), &opts).unwrap().matches
+    }
+
+    fn hashed(tokens: impl IntoIterator<Item = u64>) -> Vec<u64> {
+        let mut v: Vec<u64> = tokens.into_iter().map(fmix64).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Families of sets built around a base with a few shingles removed and added, so that many
+    /// pairs fall on or next to the usual thresholds; with identical copies, subsets, supersets,
+    /// one-shingle and empty sets, and a pool of common shingles that most sets share.
+    fn near_threshold_corpus(seed: u64, families: usize) -> Vec<Vec<u64>> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut below = move |n: u64| rng.next_u64() % n;
+        let mut fresh = 1_000u64;
+        let mut sets = Vec::new();
+        for _ in 0..families {
+            let size = 1 + below(40);
+            let mut base: Vec<u64> = (0..size)
+                .map(|_| {
+                    if below(4) == 0 {
+                        below(30)
+                    } else {
+                        fresh += 1;
+                        fresh
+                    }
+                })
+                .collect();
+            base.sort_unstable();
+            base.dedup();
+            sets.push(hashed(base.iter().copied()));
+            for _ in 0..1 + below(5) {
+                let mut v = base.clone();
+                match below(6) {
+                    0 => {}
+                    1 => v.truncate(1 + below(v.len() as u64) as usize),
+                    2 => v.extend((0..1 + below(8)).map(|_| {
+                        fresh += 1;
+                        fresh
+                    })),
+                    _ => {
+                        for _ in 0..below(1 + v.len() as u64 / 4) {
+                            v.remove(below(v.len() as u64) as usize);
+                            if v.is_empty() {
+                                break;
+                            }
+                        }
+                        for _ in 0..below(1 + base.len() as u64 / 4) {
+                            fresh += 1;
+                            v.push(fresh);
+                        }
+                    }
+                }
+                sets.push(hashed(v));
+            }
+        }
+        // Empty sets, one-shingle sets (two of them equal), and pairs exactly at each threshold:
+        // 3 of 10, 1 of 2, 4 of 5, 19 of 20 in the union.
+        sets.extend([vec![], vec![], hashed([7]), hashed([7]), hashed([8])]);
+        for (common, extra) in [(3, 7), (1, 1), (4, 1), (19, 1)] {
+            let c: Vec<u64> = (0..common)
+                .map(|_| {
+                    fresh += 1;
+                    fresh
+                })
+                .collect();
+            let e: Vec<u64> = (0..extra)
+                .map(|_| {
+                    fresh += 1;
+                    fresh
+                })
+                .collect();
+            sets.push(hashed(c.iter().copied()));
+            sets.push(hashed(c.iter().chain(&e).copied()));
+            // Containment common / (common + extra) of a small set in a large one.
+            let big: Vec<u64> = (0..50)
+                .map(|_| {
+                    fresh += 1;
+                    fresh
+                })
+                .collect();
+            sets.push(hashed(c.iter().chain(&big).copied()));
+        }
+        sets
+    }
+
+    #[test]
+    fn join_equals_brute_force_on_near_threshold_corpora() {
+        for seed in 0..3 {
+            let sets = near_threshold_corpus(seed, 60);
+            for t in THRESHOLDS {
+                let th = Threshold::from_f64(t).unwrap();
+                for m in [Measure::Jaccard, Measure::Containment] {
+                    let expect = brute_force(&sets, th, m);
+                    let got = run(&sets, t, m);
+                    assert_eq!(got, expect, "seed {seed}, t {t}, {m:?}");
+                    if t > 0.0 && t < 1.0 {
+                        // Ties exist, so the exact comparison is really tested.
+                        let ties = expect
+                            .iter()
+                            .filter(|p| {
+                                !th.passes(
+                                    m,
+                                    p.a_size as u64,
+                                    p.b_size as u64,
+                                    p.overlap as u64 - 1,
+                                )
+                            })
+                            .filter(|p| {
+                                let (n, d) = (th.num(), th.den());
+                                let o = p.overlap as u128;
+                                let whole = match m {
+                                    Measure::Jaccard => (p.a_size + p.b_size - p.overlap) as u128,
+                                    Measure::Containment => p.a_size.min(p.b_size) as u128,
+                                };
+                                o * d == n * whole
+                            })
+                            .count();
+                        assert!(ties > 0, "no pair exactly at {t} ({m:?})");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn empty_one_shingle_and_identical_sets() {
+        let sets = vec![
+            vec![],
+            hashed([1]),
+            hashed([1]),
+            vec![],
+            hashed([1, 2, 3]),
+            hashed([1, 2, 3]),
+            hashed([2]),
+        ];
+        let got = run(&sets, 1.0, Measure::Jaccard);
+        let pairs: Vec<(u32, u32)> = got.iter().map(|m| (m.a, m.b)).collect();
+        assert_eq!(pairs, [(1, 2), (4, 5)]);
+        assert!(got.iter().all(|m| m.jaccard() == 1.0));
+        // {1} is a third of {1,2,3}; {2} too.
+        let got = run(&sets, 0.3, Measure::Jaccard);
+        assert_eq!(got.len(), 2 + 4 + 2);
+        // Contained: {1} and {2} in {1,2,3}, with containment 1 from the small side.
+        let got = run(&sets, 1.0, Measure::Containment);
+        let m = got.iter().find(|m| (m.a, m.b) == (1, 4)).unwrap();
+        assert_eq!((m.a_in_b(), m.b_in_a()), (1.0, 1.0 / 3.0));
+        assert_eq!(got.len(), 2 + 4 + 2);
+    }
+
+    #[test]
+    fn threshold_zero_pairs_every_non_empty_set() {
+        let sets = vec![hashed([1]), vec![], hashed([2]), hashed([3, 4])];
+        for m in [Measure::Jaccard, Measure::Containment] {
+            let got = run(&sets, 0.0, m);
+            let pairs: Vec<(u32, u32, u32)> = got.iter().map(|m| (m.a, m.b, m.overlap)).collect();
+            assert_eq!(pairs, [(0, 2, 0), (0, 3, 0), (2, 3, 0)]);
+        }
+    }
+
+    #[test]
+    fn a_small_document_inside_a_large_one_is_found_by_containment() {
+        let small = hashed(0..10);
+        let large = hashed(0..1000);
+        let sets = vec![large, small];
+        assert!(run(&sets, 0.5, Measure::Jaccard).is_empty());
+        let got = run(&sets, 0.9, Measure::Containment);
+        assert_eq!(got.len(), 1);
+        assert_eq!((got[0].a_in_b(), got[0].b_in_a()), (0.01, 1.0));
+        assert_eq!(got[0].jaccard(), 0.01);
+    }
+
+    #[test]
+    fn tokens_are_numbered_rarest_first() {
+        // 5 is in every set, 1 in one: sorted by frequency, 1's token comes first.
+        let sets = vec![hashed([1, 5]), hashed([2, 5]), hashed([2, 5, 3])];
+        let t = TokenSets::from_hash_sets(sets);
+        assert_eq!(t.distinct(), 4);
+        assert_eq!(t.set(0).len(), 2);
+        // The most frequent token (5) is the last in every set and has the largest number.
+        let last = t.set(0)[1];
+        assert!((0..3).all(|i| *t.set(i).last().unwrap() == last));
+        assert_eq!(last, 3);
+        // 2 is in two sets: after 1 and 3, before 5.
+        assert_eq!(t.set(1), [2, 3]);
+    }
+
+    #[test]
+    fn many_buckets_and_chunks_give_the_same_tokens() {
+        // Enough shingles for several buckets and chunks of the scatter.
+        let sets: Vec<Vec<u64>> = (0..300u64)
+            .map(|d| hashed((0..400).map(|k| (d * 131 + k * 7) % 20_000)))
+            .collect();
+        let t = TokenSets::from_hash_sets(sets.clone());
+        assert_eq!(t.len(), 300);
+        for (i, s) in sets.iter().enumerate() {
+            assert_eq!(t.set(i).len(), s.len());
+            assert!(t.set(i).windows(2).all(|w| w[0] < w[1]));
+        }
+        // Token sets have the same overlaps as the hash sets.
+        for (a, b) in [(0, 1), (5, 200), (17, 18)] {
+            let x: Vec<u64> = t.set(a).iter().map(|&w| w as u64).collect();
+            let y: Vec<u64> = t.set(b).iter().map(|&w| w as u64).collect();
+            assert_eq!(
+                crate::verify::intersection_size(&x, &y),
+                crate::verify::intersection_size(&sets[a], &sets[b])
+            );
+        }
+        for t in [0.3, 0.8] {
+            let th = Threshold::from_f64(t).unwrap();
+            assert_eq!(
+                run(&sets, t, Measure::Jaccard),
+                brute_force(&sets, th, Measure::Jaccard)
+            );
+        }
+    }
+
+    #[test]
+    fn a_memory_limit_refuses_the_join_before_it_starts() {
+        let sets = vec![hashed(0..100), hashed(0..90)];
+        let opts = JoinOptions {
+            threshold: Threshold::from_f64(0.8).unwrap(),
+            measure: Measure::Jaccard,
+            max_memory: Some(1000),
+        };
+        let err = join(sets.clone(), &opts).unwrap_err();
+        assert!(
+            matches!(err, Error::TooLargeForExact { limit: 1000, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("MinHash"));
+        let opts = JoinOptions {
+            max_memory: Some(1 << 30),
+            ..opts
+        };
+        assert_eq!(join(sets, &opts).unwrap().matches.len(), 1);
+    }
+
+    #[test]
+    fn sort_dedup_splits_large_inputs_and_agrees_with_sort() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for len in [0, 10, 1 << 14, 50_000] {
+            let mut v: Vec<u64> = (0..len).map(|_| rng.next_u64() % 40_000).collect();
+            v.extend((0..len / 3).map(|_| rng.next_u64()));
+            let mut expect = v.clone();
+            expect.sort_unstable();
+            expect.dedup();
+            sort_dedup(&mut v);
+            assert_eq!(v, expect);
+        }
+    }
+
+    #[test]
+    fn dedup_keeps_first_appearances_of_small_sets() {
+        let mut v = vec![5, 0, 9, 5, 0, 7, 9, u64::MAX, 7];
+        dedup_hashes(&mut v);
+        assert_eq!(v, [5, 0, 9, 7, u64::MAX]);
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut big: Vec<u64> = (0..40_000).map(|_| rng.next_u64() % 30_000).collect();
+        let mut expect = big.clone();
+        expect.sort_unstable();
+        expect.dedup();
+        dedup_hashes(&mut big);
+        assert_eq!(big, expect);
+    }
+
+    #[test]
+    fn unsorted_sets_join_like_sorted_ones() {
+        let sorted = near_threshold_corpus(11, 30);
+        let mut shuffled = sorted.clone();
+        for s in &mut shuffled {
+            s.reverse();
+        }
+        for m in [Measure::Jaccard, Measure::Containment] {
+            assert_eq!(run(&shuffled, 0.5, m), run(&sorted, 0.5, m));
+            assert_eq!(run(&shuffled, 0.0, m), run(&sorted, 0.0, m));
+        }
+    }
+
+    #[test]
+    fn overlap_merges_and_gallops_with_early_exit() {
+        let small = [3u32, 50, 51, 900];
+        let large: Vec<u32> = (0..1000).filter(|v| v % 3 == 0).collect();
+        // 3 and 51 and 900 are multiples of 3; 50 is not.
+        assert_eq!(overlap_at_least(&small, &large, 0, 1), Some(3));
+        assert_eq!(overlap_at_least(&large, &small, 2, 5), Some(5));
+        assert_eq!(overlap_at_least(&small, &large, 0, 4), None);
+        let a = [1u32, 2, 3, 4, 5];
+        let b = [2u32, 4, 6, 8];
+        assert_eq!(overlap_at_least(&a, &b, 0, 2), Some(2));
+        assert_eq!(overlap_at_least(&a, &b, 0, 3), None);
+        assert_eq!(overlap_at_least(&[], &b, 1, 1), Some(1));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn join_equals_brute_force_on_random_families(
+            family in prop::collection::vec(prop::collection::btree_set(0u64..24, 0..12), 0..24),
+            t in prop::sample::select(vec![0.0, 0.1, 0.3, 0.5, 2.0 / 3.0, 0.8, 0.95, 1.0]),
+            containment in any::<bool>(),
+        ) {
+            let sets: Vec<Vec<u64>> = family.into_iter().map(hashed).collect();
+            let m = if containment { Measure::Containment } else { Measure::Jaccard };
+            let th = Threshold::from_f64(t).unwrap();
+            prop_assert_eq!(run(&sets, t, m), brute_force(&sets, th, m));
+        }
+    }
+
+    #[test]
+    fn thresholds_are_read_as_the_decimals_typed() {
+        let t = |x: f64| {
+            let t = Threshold::from_f64(x).unwrap();
+            (t.num(), t.den())
+        };
+        assert_eq!(t(0.8), (4, 5));
+        assert_eq!(t(0.95), (19, 20));
+        assert_eq!(t(0.3), (3, 10));
+        assert_eq!(t(1.0), (1, 1));
+        assert_eq!(t(0.0), (0, 1));
+        assert_eq!(t(0.125), (1, 8));
+        assert_eq!(t(1e-7), (1, 10_000_000));
+        // 1/3 typed in full keeps all its digits.
+        assert_eq!(t(1.0 / 3.0), (3333333333333333, 10u128.pow(16)));
+        // Below 1e-11 every threshold acts like 1e-11 (any common shingle passes).
+        assert_eq!(t(1e-30), (1, 10u128.pow(11)));
+        assert!(Threshold::from_f64(1.5).is_err());
+        assert!(Threshold::from_f64(f64::NAN).is_err());
+    }
+
+    #[test]
+    fn a_pair_exactly_at_the_threshold_passes() {
+        let t = Threshold::from_f64(0.8).unwrap();
+        // 8 common of 10 in the union: J = 0.8 exactly (0.8_f64 is a little more than 4/5).
+        assert!(t.passes(Measure::Jaccard, 9, 9, 8));
+        assert_eq!(t.jaccard_overlap(9, 9), 8);
+        assert!(!t.passes(Measure::Jaccard, 9, 10, 8));
+        // Containment 4/5 exactly.
+        assert!(t.passes(Measure::Containment, 5, 100, 4));
+        assert!(!t.passes(Measure::Containment, 5, 100, 3));
+        assert_eq!(t.containment_overlap(100, 5), 4);
+    }
+
+    #[test]
+    fn required_overlap_agrees_with_the_cross_multiplied_test() {
+        for x in [0.0, 0.1, 1.0 / 3.0, 0.5, 0.8, 0.95, 0.99, 1.0] {
+            let t = Threshold::from_f64(x).unwrap();
+            for m in [Measure::Jaccard, Measure::Containment] {
+                for a in 1..40u64 {
+                    for b in 1..40u64 {
+                        let need = t.required_overlap(m, a, b);
+                        for o in 0..=a.min(b) {
+                            assert_eq!(t.passes(m, a, b, o), o >= need, "{x} {m:?} {a} {b} {o}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
