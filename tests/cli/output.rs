@@ -23,6 +23,7 @@ fn jsonl_is_params_then_pairs_then_skips_then_the_summary() {
             "type": "params",
             "format_version": 1,
             "ndup_version": env!("CARGO_PKG_VERSION"),
+            "mode": "minhash",
             "shingle": "char",
             "shingle_size": 9,
             "custom_stopwords": false,
