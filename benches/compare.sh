@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ndup against the Python near-duplicate libraries, side by side, on one machine, in one run.
 #
-#   benches/compare.sh                 # corpus, peers, kernel: one table (about five minutes)
+#   benches/compare.sh                 # corpus, peers, kernel: one table (about ten minutes)
 #   benches/compare.sh --scale         # also ndup alone on 1x, 2x, 4x, 8x the corpus
 #   benches/compare.sh --small 1000000 # also ndup alone on a million small files
 #   benches/compare.sh --runs 3        # best of three runs for every tool
