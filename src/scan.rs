@@ -466,7 +466,48 @@ impl Pipeline {
 
     /// True when phase two may read documents again (exact verification).
     fn may_reload(&self) -> bool {
-        matches!(self.config.verify, VerifyMode::Auto | VerifyMode::Exact)
+        self.config.exact || matches!(self.config.verify, VerifyMode::Auto | VerifyMode::Exact)
+    }
+
+    /// Phase one of exact mode for JSON-lines corpora: the records are read and signed in
+    /// batches as by [`Pipeline::sign_records`] (which keeps where each record is), then every
+    /// record's shingle set is read back, one pass per source, for the join.
+    pub fn shingle_records(&self, inputs: &[PathBuf]) -> Result<crate::exact::ShingledCorpus> {
+        let SignedCorpus {
+            documents,
+            signed,
+            mut skipped,
+            mut stats,
+            ..
+        } = self.sign_records(inputs)?;
+        let mut loaded = self.reload_many(&documents, &signed);
+        let (mut sets, mut set_doc) = (Vec::with_capacity(signed.len()), Vec::new());
+        let (mut held, mut largest) = (0u64, 0u64);
+        for d in signed {
+            match loaded.remove(&d) {
+                Some(Ok(set)) if !set.is_empty() => {
+                    held += 8 * set.len() as u64 + 24;
+                    // The set, its unsorted hashes and the sort's buffer, as for files.
+                    largest = largest.max(24 * set.len() as u64);
+                    sets.push(set);
+                    set_doc.push(d);
+                }
+                Some(Err(skip)) => {
+                    stats.count_skip(skip.kind);
+                    skipped.push(skip);
+                }
+                _ => {}
+            }
+        }
+        Ok(crate::exact::ShingledCorpus {
+            documents,
+            sets,
+            set_doc,
+            skipped,
+            stats,
+            held_bytes: held,
+            largest_document_bytes: largest,
+        })
     }
 
     /// Phase one for JSON-lines corpora: reads the records in batches and signs each batch in

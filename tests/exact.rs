@@ -250,3 +250,53 @@ fn exact_output_is_the_same_with_one_or_two_threads_and_gates_ci() {
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("docs/a-copy.txt"), "{text}");
 }
+
+/// `--exact` takes JSON lines like every other mode: the records of a JSONL file (plain, gzip, or
+/// on stdin) give exactly the pairs their texts give as files.
+#[test]
+fn exact_mode_reads_json_lines_like_files() {
+    let dir = corpus();
+    let d = dir.path().join("docs");
+    let mut jsonl = String::new();
+    let mut names: Vec<String> = fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".txt"))
+        .collect();
+    names.sort();
+    for n in &names {
+        let text = fs::read_to_string(d.join(n)).unwrap();
+        jsonl += &format!(
+            "{}\n",
+            serde_json::json!({"id": format!("docs/{n}"), "text": text})
+        );
+    }
+    fs::write(dir.path().join("c.jsonl"), &jsonl).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, jsonl.as_bytes()).unwrap();
+    fs::write(dir.path().join("c.jsonl.gz"), gz.finish().unwrap()).unwrap();
+
+    let (code, files, _) = scan(dir.path(), &["docs", "--exact", "-t", "0.5"]);
+    assert_eq!(code, 0);
+    let want = pairs(&files);
+    assert!(want.len() >= 5, "{want:?}");
+    for input in ["c.jsonl", "c.jsonl.gz"] {
+        let (code, records, stderr) = scan(dir.path(), &[input, "--exact", "-t", "0.5"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(records[0]["mode"], "exact");
+        assert_eq!(pairs(&records), want, "{input}");
+    }
+    let out = ndup()
+        .current_dir(dir.path())
+        .args(["scan", "-", "--exact", "-t", "0.5"])
+        .write_stdin(jsonl)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let records: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(pairs(&records), want);
+}

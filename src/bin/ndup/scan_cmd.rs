@@ -41,8 +41,8 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let jsonl = args.input.is_jsonl(&args.paths)?;
     let sample = pipeline.config().effective_sample();
     let exact = pipeline.config().exact;
-    if exact && (jsonl || args.index.is_some()) {
-        bail!("--exact reads files: it does not take JSON lines input or --index yet");
+    if exact && args.index.is_some() {
+        bail!("--exact joins shingle sets: --index caches signatures and does not apply");
     }
     let corpus = if exact {
         None
@@ -84,6 +84,14 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let mut report = match (corpus, sample) {
         // With nothing read, the error names the skipped files and why.
         (Some(corpus), _) => pipeline.find_pairs(corpus, start)?,
+        (None, _) if exact && jsonl => {
+            let mut sources = args.paths.clone();
+            if let Some(list) = &args.input.files_from {
+                sources.extend(ndup::input::read_list(list, args.input.null)?);
+            }
+            let corpus = pipeline.shingle_records(&sources)?;
+            ndup::exact::finish(pipeline.config(), corpus, start)?
+        }
         (None, _) if exact => ndup::exact::scan_files(pipeline.config(), &args.paths, start)?,
         (None, Some(sample)) => ndup::sample::scan(&pipeline, sample, &args.paths)?,
         (None, None) => unreachable!("a corpus is read unless exact mode or a sample sketch runs"),
