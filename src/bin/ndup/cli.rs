@@ -227,24 +227,8 @@ pub struct DedupArgs {
     #[command(flatten)]
     pub sketching: SketchingArgs,
 
-    /// LSH bands [default: chosen for the threshold, see `ndup tune`].
-    #[arg(long, short = 'b', value_name = "B", help_heading = "LSH")]
-    pub bands: Option<usize>,
-    /// Slots per LSH band [default: chosen for the threshold, see `ndup tune`].
-    #[arg(long, short = 'r', value_name = "R", help_heading = "LSH")]
-    pub rows: Option<usize>,
-    /// Buckets with more members are linked as a star around their first member.
-    #[arg(long, default_value_t = DEFAULT_MAX_BUCKET, value_name = "N", help_heading = "LSH")]
-    pub max_bucket: usize,
-
-    /// How candidate pairs are verified.
-    #[arg(
-        long,
-        value_enum,
-        default_value = "auto",
-        help_heading = "Verification"
-    )]
-    pub verify: VerifyArg,
+    #[command(flatten)]
+    pub candidates: CandidateArgs,
 
     /// Print nothing on stderr but errors.
     #[arg(long, short = 'q')]
@@ -274,26 +258,9 @@ impl DedupArgs {
                 sample.kind.name()
             );
         }
-        let (num_perm, lsh) = resolve_banding(
-            s.num_perm,
-            self.bands,
-            self.rows,
-            self.threshold,
-            Weights::default(),
-        )?;
-        let config = ScanConfig {
-            input: self.input.options(self.follow),
-            normalize: s.normalize(),
-            shingle: s.shingle()?,
-            sketch,
-            num_perm,
-            lsh,
-            seed: s.seed,
-            threshold: self.threshold,
-            verify: self.verify.mode(),
-            max_bucket: self.max_bucket,
-            ..ScanConfig::default()
-        };
+        let config =
+            self.candidates
+                .config(s, sketch, self.threshold, self.input.options(self.follow))?;
         config.validate()?;
         Ok(config)
     }
@@ -440,27 +407,8 @@ pub struct ScanArgs {
     #[command(flatten)]
     pub sketching: SketchingArgs,
 
-    /// LSH bands [default: chosen for the threshold, see `ndup tune`].
-    #[arg(long, short = 'b', value_name = "B", help_heading = "LSH")]
-    pub bands: Option<usize>,
-    /// Slots per LSH band [default: chosen for the threshold, see `ndup tune`].
-    #[arg(long, short = 'r', value_name = "R", help_heading = "LSH")]
-    pub rows: Option<usize>,
     #[command(flatten)]
-    pub weights: WeightArgs,
-    /// Buckets with more members are linked as a star around their first member instead of
-    /// all pairs, so thousands of copies cannot make the scan quadratic.
-    #[arg(long, default_value_t = DEFAULT_MAX_BUCKET, value_name = "N", help_heading = "LSH")]
-    pub max_bucket: usize,
-
-    /// How candidate pairs are verified.
-    #[arg(
-        long,
-        value_enum,
-        default_value = "auto",
-        help_heading = "Verification"
-    )]
-    pub verify: VerifyArg,
+    pub candidates: CandidateArgs,
 
     /// Report exactly the pairs at or above the threshold, each with its exact similarity: a
     /// set-similarity join of the shingle sets instead of MinHash and LSH. The signature and LSH
@@ -613,6 +561,71 @@ impl InputArgs {
             (Some(_), None) => Ok(true),
             _ => Ok(false),
         }
+    }
+}
+
+/// How candidate pairs are found and verified: the LSH and verification flags shared by
+/// `ndup scan` and `ndup dedup`.
+#[derive(Debug, Clone, Args)]
+pub struct CandidateArgs {
+    /// LSH bands [default: chosen for the threshold, see `ndup tune`].
+    #[arg(long, short = 'b', value_name = "B", help_heading = "LSH")]
+    pub bands: Option<usize>,
+    /// Slots per LSH band [default: chosen for the threshold, see `ndup tune`].
+    #[arg(long, short = 'r', value_name = "R", help_heading = "LSH")]
+    pub rows: Option<usize>,
+    #[command(flatten)]
+    pub weights: WeightArgs,
+    /// Buckets with more members are linked as a star around their first member instead of
+    /// all pairs, so thousands of copies cannot make the scan quadratic.
+    #[arg(long, default_value_t = DEFAULT_MAX_BUCKET, value_name = "N", help_heading = "LSH")]
+    pub max_bucket: usize,
+
+    /// How candidate pairs are verified.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        help_heading = "Verification"
+    )]
+    pub verify: VerifyArg,
+}
+
+impl CandidateArgs {
+    /// The configuration these flags and `sketching` describe at `threshold`, for the signature
+    /// sketch `sketch`; the caller sets what only its command knows.
+    pub fn config(
+        &self,
+        sketching: &SketchingArgs,
+        sketch: SketchKind,
+        threshold: f64,
+        input: InputOptions,
+    ) -> Result<ScanConfig> {
+        let (num_perm, lsh) = resolve_banding(
+            sketching.num_perm,
+            self.bands,
+            self.rows,
+            threshold,
+            self.weights.weights(),
+        )?;
+        Ok(ScanConfig {
+            input,
+            normalize: sketching.normalize(),
+            shingle: sketching.shingle()?,
+            sketch,
+            num_perm,
+            lsh,
+            seed: sketching.seed,
+            threshold,
+            verify: self.verify.mode(),
+            max_bucket: self.max_bucket,
+            ..ScanConfig::default()
+        })
+    }
+
+    /// True when the user shaped the banding (so the tuner's choice was overridden in part).
+    pub fn shaped(&self, sketching: &SketchingArgs) -> bool {
+        self.bands.is_some() || self.rows.is_some() || sketching.num_perm.is_some()
     }
 }
 
@@ -868,39 +881,25 @@ impl ScanArgs {
         let s = &self.sketching;
         let (sketch, sample) = s.sketches(self.containment)?;
         if let Some(sample) = sample {
-            if s.num_perm.is_some() || self.bands.is_some() || self.rows.is_some() {
+            if self.candidates.shaped(s) {
                 bail!(
                     "--num-perm, --bands and --rows apply to signature sketches, not to --sketch {}",
                     sample.kind.name()
                 );
             }
         }
-        let (num_perm, lsh) = resolve_banding(
-            s.num_perm,
-            self.bands,
-            self.rows,
-            self.threshold,
-            self.weights.weights(),
-        )?;
         let config = ScanConfig {
-            input: self.input.options(self.follow),
-            normalize: s.normalize(),
-            shingle: s.shingle()?,
-            sketch,
-            num_perm,
-            lsh,
             sample,
-            seed: s.seed,
-            threshold: self.threshold,
             measure: if self.containment {
                 Measure::Containment
             } else {
                 Measure::Jaccard
             },
-            verify: self.verify.mode(),
-            max_bucket: self.max_bucket,
             exact: self.exact,
             max_memory: self.max_memory.or_else(default_max_memory),
+            ..self
+                .candidates
+                .config(s, sketch, self.threshold, self.input.options(self.follow))?
         };
         config.validate()?;
         Ok(config)

@@ -21,10 +21,10 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let config = args.config()?;
     // Unbanded slots are always in the params record. The note is for a user who shaped the
     // banding: with the tuner's defaults it would repeat the same sentence on every run.
-    let shaped = args.bands.is_some() || args.rows.is_some() || args.sketching.num_perm.is_some();
+    let shaped = args.candidates.shaped(&args.sketching);
     let note = (shaped && config.effective_sample().is_none())
         .then(|| {
-            let tuned = args.bands.is_none() || args.rows.is_none();
+            let tuned = args.candidates.bands.is_none() || args.candidates.rows.is_none();
             ndup::tune::unbanded_note(config.num_perm, config.lsh, tuned)
         })
         .flatten();
