@@ -827,6 +827,34 @@ mod dedup {
         );
     }
 
+    /// dedup shares scan's candidate flags: explicit banding and the tuner's weights shape the
+    /// LSH stage (recorded nowhere in the kept records, so the result is what is checked) and
+    /// the same near-duplicate is dropped.
+    #[test]
+    fn banding_and_tuner_weights_apply_to_dedup() {
+        let dir = tempfile::tempdir().unwrap();
+        let (text, lines) = corpus();
+        std::fs::write(dir.path().join("c.jsonl"), &text).unwrap();
+        let want = format!("{}\n{}\n", lines[0], lines[2]);
+        for flags in [
+            &["--bands", "16", "--rows", "8"][..],
+            &["--fp-weight", "5", "--fn-weight", "50"][..],
+            &["--max-bucket", "2", "--verify", "exact"][..],
+        ] {
+            let mut args = vec!["dedup", "c.jsonl", "-o", "-", "-q"];
+            args.extend(flags);
+            let (code, out, err) = run(dir.path(), &args);
+            assert_eq!(code, 0, "{flags:?}: {err}");
+            assert_eq!(out, want, "{flags:?}");
+        }
+        let (code, _, err) = run(
+            dir.path(),
+            &["dedup", "c.jsonl", "-o", "-", "--fp-weight=-1"],
+        );
+        assert_eq!(code, 2);
+        assert!(err.contains("weight"), "{err}");
+    }
+
     #[test]
     fn compressed_input_stdin_and_compressed_output() {
         let dir = tempfile::tempdir().unwrap();
