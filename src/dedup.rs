@@ -366,16 +366,8 @@ pub fn dedup_files(pipeline: &Pipeline, paths: &[PathBuf], keep: Keep) -> Result
             .par_iter()
             .map_init(Scratch::default, |s, e| {
                 match input::read_document(&e.path) {
-                    Err(err) => Prepared::Skipped(Skip {
-                        id: e.id.clone(),
-                        kind: SkipKind::Unreadable,
-                        reason: input::io_reason(&err),
-                    }),
-                    Ok(Read::Binary) => Prepared::Skipped(Skip {
-                        id: e.id.clone(),
-                        kind: SkipKind::Binary,
-                        reason: "binary file (NUL byte in the first 8 KiB)".into(),
-                    }),
+                    Err(err) => Prepared::Skipped(Skip::unreadable(e.id.clone(), &err)),
+                    Ok(Read::Binary) => Prepared::Skipped(Skip::binary(e.id.clone())),
                     Ok(Read::Text(text)) => b.prepare(None, &text, s),
                 }
             })

@@ -42,7 +42,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::config::{Measure, ScanConfig};
 use crate::error::{Error, Result};
-use crate::input::{self, Read, Skip, SkipKind};
+use crate::input::{self, Read, Skip};
 use crate::normalize::normalize_into;
 use crate::scan::{Document, Origin, Pair, ScanReport, Stats};
 use crate::shingle::Shingler;
@@ -1224,16 +1224,8 @@ pub fn shingle_files(config: &ScanConfig, paths: &[PathBuf]) -> Result<ShingledC
                 return Outcome::Aborted;
             }
             match input::read_document(&e.path) {
-                Err(err) => Outcome::Skipped(Skip {
-                    id: e.id.clone(),
-                    kind: SkipKind::Unreadable,
-                    reason: input::io_reason(&err),
-                }),
-                Ok(Read::Binary) => Outcome::Skipped(Skip {
-                    id: e.id.clone(),
-                    kind: SkipKind::Binary,
-                    reason: "binary file (NUL byte in the first 8 KiB)".into(),
-                }),
+                Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
+                Ok(Read::Binary) => Outcome::Skipped(Skip::binary(e.id.clone())),
                 Ok(Read::Text(text)) => {
                     let bytes = text.len() as u64;
                     // `ndup:ignore` regions are left out here as in every other mode.

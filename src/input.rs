@@ -99,6 +99,29 @@ pub struct Skip {
     pub reason: String,
 }
 
+/// The reason given for a binary file, everywhere one is skipped.
+pub const BINARY_REASON: &str = "binary file (NUL byte in the first 8 KiB)";
+
+impl Skip {
+    /// `id` could not be read: the operating system's reason.
+    pub fn unreadable(id: impl Into<String>, err: &std::io::Error) -> Skip {
+        Skip {
+            id: id.into(),
+            kind: SkipKind::Unreadable,
+            reason: io_reason(err),
+        }
+    }
+
+    /// `id` looks binary (a NUL byte in its first 8 KiB).
+    pub fn binary(id: impl Into<String>) -> Skip {
+        Skip {
+            id: id.into(),
+            kind: SkipKind::Binary,
+            reason: BINARY_REASON.into(),
+        }
+    }
+}
+
 /// Finds the documents under `paths` (and in the `files_from` list). A path that does not exist
 /// is an error before any work; problems met while walking become [`Skip`]s.
 pub fn collect(paths: &[PathBuf], opts: &InputOptions) -> Result<(Vec<Entry>, Vec<Skip>)> {

@@ -38,7 +38,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::config::Measure;
 use crate::error::{Error, Result};
-use crate::input::{self, Read, Skip, SkipKind};
+use crate::input::{self, Read, Skip};
 use crate::scan::{Document, Origin, Pair, Pipeline, ScanReport, Stats};
 use crate::verify::{Decision, intersection_size};
 
@@ -257,16 +257,8 @@ pub fn sample_files(
     let outcomes: Vec<Outcome> = entries
         .par_iter()
         .map(|e| match input::read_document(&e.path) {
-            Err(err) => Outcome::Skipped(Skip {
-                id: e.id.clone(),
-                kind: SkipKind::Unreadable,
-                reason: input::io_reason(&err),
-            }),
-            Ok(Read::Binary) => Outcome::Skipped(Skip {
-                id: e.id.clone(),
-                kind: SkipKind::Binary,
-                reason: "binary file (NUL byte in the first 8 KiB)".into(),
-            }),
+            Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
+            Ok(Read::Binary) => Outcome::Skipped(Skip::binary(e.id.clone())),
             Ok(Read::Text(text)) => {
                 let set = p.shingle_set(&text);
                 if set.is_empty() {

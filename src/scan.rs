@@ -355,16 +355,8 @@ impl Pipeline {
     fn process(&self, entry: &Entry, s: &mut Scratch, sig: &mut [u32]) -> Outcome {
         let mut file = std::mem::take(&mut s.file);
         let outcome = match input::read_document_into(&entry.path, &mut file) {
-            Err(e) => Outcome::Skipped(Skip {
-                id: entry.id.clone(),
-                kind: SkipKind::Unreadable,
-                reason: input::io_reason(&e),
-            }),
-            Ok(None) => Outcome::Skipped(Skip {
-                id: entry.id.clone(),
-                kind: SkipKind::Binary,
-                reason: "binary file (NUL byte in the first 8 KiB)".into(),
-            }),
+            Err(e) => Outcome::Skipped(Skip::unreadable(entry.id.clone(), &e)),
+            Ok(None) => Outcome::Skipped(Skip::binary(entry.id.clone())),
             Ok(Some(text)) => {
                 let bytes = text.len() as u64;
                 self.normalize_into_scratch(&text, s);

@@ -41,7 +41,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::config::ScanConfig;
 use crate::error::{Error, Result};
-use crate::input::{Skip, SkipKind};
+use crate::input::Skip;
 use crate::lsh::band_hash;
 use crate::minhash::{SketchKind, SketchParams};
 use crate::normalize::NormalizeOptions;
@@ -574,11 +574,7 @@ struct Known {
 }
 
 fn binary_skip(id: &str) -> Skip {
-    Skip {
-        id: id.to_string(),
-        kind: SkipKind::Binary,
-        reason: "binary file (NUL byte in the first 8 KiB)".into(),
-    }
+    Skip::binary(id.to_string())
 }
 
 /// The absolute form of a path, without resolving symbolic links (the file is read through the

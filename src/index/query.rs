@@ -385,11 +385,7 @@ fn query_text(d: &QueryDoc) -> std::result::Result<std::borrow::Cow<'_, str>, Sk
         QuerySource::File(p) => match input::read_document(p) {
             Ok(input::Read::Text(t)) => Ok(std::borrow::Cow::Owned(t)),
             Ok(input::Read::Binary) => Err(binary_skip(&d.id)),
-            Err(e) => Err(Skip {
-                id: d.id.clone(),
-                kind: SkipKind::Unreadable,
-                reason: input::io_reason(&e),
-            }),
+            Err(e) => Err(Skip::unreadable(d.id.clone(), &e)),
         },
     }
 }

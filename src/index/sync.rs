@@ -47,11 +47,7 @@ fn read_and_sign(
     let bytes = match fs::read(&entry.path) {
         Ok(b) => b,
         Err(e) => {
-            return Fresh::Unreadable(Skip {
-                id: entry.id.clone(),
-                kind: SkipKind::Unreadable,
-                reason: input::io_reason(&e),
-            });
+            return Fresh::Unreadable(Skip::unreadable(entry.id.clone(), &e));
         }
     };
     let hash = xxh3_128(&bytes).to_be_bytes();
@@ -442,11 +438,7 @@ impl Index {
             entries.par_iter().map(|e| fs::metadata(&e.path)).collect();
         for (i, (e, md)) in entries.iter().zip(stats).enumerate() {
             match md {
-                Err(err) => skipped.push(Skip {
-                    id: e.id.clone(),
-                    kind: SkipKind::Unreadable,
-                    reason: input::io_reason(&err),
-                }),
+                Err(err) => skipped.push(Skip::unreadable(e.id.clone(), &err)),
                 Ok(md) => {
                     let (size, mtime) = (md.len(), mtime_ns(&md));
                     match stored.get(&e.id) {

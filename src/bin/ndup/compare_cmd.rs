@@ -15,10 +15,7 @@ use crate::exit::Exit;
 fn read(path: &Path) -> Result<String> {
     match read_document(path).with_context(|| path.display().to_string())? {
         Read::Text(t) => Ok(t),
-        Read::Binary => bail!(
-            "{}: binary file (NUL byte in the first 8 KiB)",
-            path.display()
-        ),
+        Read::Binary => bail!("{}: {}", path.display(), ndup::input::BINARY_REASON),
     }
 }
 
