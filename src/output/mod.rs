@@ -77,7 +77,7 @@ pub fn location(report: &ScanReport, doc: u32) -> (String, u64) {
     }
 }
 
-/// The measures of a pair for a person: `estimate 0.8828, jaccard 0.8932`.
+/// The measures of a pair for a person: `estimate 0.8984, jaccard 0.8932`.
 pub fn measures(p: &Pair) -> String {
     let mut s = format!("estimate {:.4}", p.estimate);
     for (name, v) in [

@@ -571,9 +571,12 @@ fn num_perm_sets_the_signature_width() {
             "--num-perm",
             "64",
             "--bands",
-            "8",
+            "16",
             "--rows",
-            "8",
+            "4",
+            // Well below the edited pair's similarity, so that 64 slots surely report it.
+            "-t",
+            "0.6",
         ])
         .ok();
     let p = run.params();
@@ -583,11 +586,11 @@ fn num_perm_sets_the_signature_width() {
             p["bands"].as_u64(),
             p["rows"].as_u64()
         ),
-        (Some(64), Some(8), Some(8))
+        (Some(64), Some(16), Some(4))
     );
     let config = ScanConfig {
         num_perm: 64,
-        lsh: LshParams { bands: 8, rows: 8 },
+        lsh: LshParams { bands: 16, rows: 4 },
         ..Default::default()
     };
     let e = library_estimate(

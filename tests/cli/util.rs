@@ -445,7 +445,7 @@ pub fn spawn_scan(dir: &Dir, args: &[&str]) -> process::Child {
 pub fn planted() -> Dir {
     let d = Dir::new();
     d.create("docs/original.txt", text(1, 150));
-    d.create("docs/edited.txt", edited(1, 150, 4));
+    d.create("docs/edited.txt", edited(1, 150, 5));
     d.create("docs/sub/copy.txt", text(1, 150));
     d.create("docs/unrelated-1.txt", text(2, 150));
     d.create("docs/unrelated-2.txt", text(3, 150));
