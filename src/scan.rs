@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::config::{Measure, Params, ScanConfig};
 use crate::error::{Error, Result};
-use crate::input::{self, Entry, Read, Skip, SkipKind};
+use crate::input::{self, Entry, Skip, SkipKind};
 use crate::lsh::LshIndex;
 use crate::markers::strip_ignored;
 use crate::minhash::{Signer, agreement};
@@ -35,7 +35,7 @@ const HASH_BLOCK: usize = 1024;
 const STREAM_MIN_SHINGLES_PER_SLOT: usize = 32;
 
 /// Pairs verified exactly per batch: bounds the shingle sets held at once.
-const EXACT_BATCH_PAIRS: usize = 1 << 16;
+const EXACT_BATCH_PAIRS: usize = 1 << 22;
 
 /// A document that was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,6 +197,10 @@ pub struct SignedCorpus {
     pub skipped: Vec<Skip>,
     /// Counts so far.
     pub stats: Stats,
+    /// For each signature, a 64-bit hash of its document's normalized text, kept when exact
+    /// verification may follow (empty otherwise): documents with equal text have equal shingle
+    /// sets, so their Jaccard is 1 without reading them again.
+    pub fingerprints: Vec<u64>,
 }
 
 /// Per-thread buffers reused from one document to the next.
@@ -208,6 +212,8 @@ pub(crate) struct Scratch {
     pub(crate) text: String,
     hashes: Vec<u64>,
     slots: Vec<u64>,
+    /// Buffers for building exact shingle sets.
+    set: crate::shingle::SetScratch,
 }
 
 /// What happened to one JSON-lines record.
@@ -216,14 +222,16 @@ enum RecordOutcome {
         id: Option<String>,
         signature: Option<Vec<u32>>,
         bytes: u64,
+        fingerprint: u64,
     },
     Malformed(String),
 }
 
 /// What happened to one entry.
 enum Outcome {
-    /// Signed into its row of the flat signature array; the document's length in bytes.
-    Signed(u64),
+    /// Signed into its row of the flat signature array; the document's length in bytes and
+    /// its text's fingerprint (0 when not kept).
+    Signed(u64, u64),
     Empty(u64),
     Skipped(Skip),
 }
@@ -291,9 +299,14 @@ impl Pipeline {
 
     /// Normalizes `text` and returns its sorted, distinct shingle hashes.
     pub fn shingle_set(&self, text: &str) -> Vec<u64> {
-        let mut norm = String::new();
-        normalize_into(&strip_ignored(text), &self.config.normalize, &mut norm);
-        self.shingler.hash_set(&norm, self.config.seed)
+        self.shingle_set_with(text, &mut Scratch::default())
+    }
+
+    /// [`shingle_set`](Self::shingle_set) with the buffers of `s`.
+    fn shingle_set_with(&self, text: &str, s: &mut Scratch) -> Vec<u64> {
+        self.normalize_into_scratch(text, s);
+        self.shingler
+            .hash_set_with(&s.text, self.config.seed, &mut s.set)
     }
 
     /// Normalizes and shingles `text`, and signs it (`None` for an empty document).
@@ -310,6 +323,16 @@ impl Pipeline {
     /// Removes the `ndup:ignore` regions of `text` and normalizes it into `s.text`.
     pub(crate) fn normalize_into_scratch(&self, text: &str, s: &mut Scratch) {
         normalize_into(&strip_ignored(text), &self.config.normalize, &mut s.text);
+    }
+
+    /// The fingerprint of the normalized text in `s.text`, when exact verification may need it
+    /// (else 0: hashing every text would cost a scan by signature for nothing).
+    fn fingerprint(&self, s: &Scratch) -> u64 {
+        if self.may_reload() {
+            xxhash_rust::xxh3::xxh3_64(s.text.as_bytes())
+        } else {
+            0
+        }
     }
 
     /// Shingles and signs the normalized text in `s.text` (`None` when it has no shingle).
@@ -361,7 +384,7 @@ impl Pipeline {
                 let bytes = text.len() as u64;
                 self.normalize_into_scratch(&text, s);
                 if self.sign_normalized_into(s, sig) {
-                    Outcome::Signed(bytes)
+                    Outcome::Signed(bytes, self.fingerprint(s))
                 } else {
                     Outcome::Empty(bytes)
                 }
@@ -408,6 +431,7 @@ impl Pipeline {
         let mut documents = Vec::with_capacity(entries.len());
         // signature index -> document index
         let mut signed: Vec<u32> = Vec::new();
+        let mut fingerprints = Vec::new();
         for (row, (entry, outcome)) in entries.into_iter().zip(outcomes).enumerate() {
             let doc = documents.len() as u32;
             match outcome {
@@ -421,7 +445,10 @@ impl Pipeline {
                         empty: true,
                     });
                 }
-                Outcome::Signed(bytes) => {
+                Outcome::Signed(bytes, fingerprint) => {
+                    if self.may_reload() {
+                        fingerprints.push(fingerprint);
+                    }
                     stats.bytes += bytes;
                     let to = signed.len() * k;
                     sigs.copy_within(row * k..(row + 1) * k, to);
@@ -446,6 +473,7 @@ impl Pipeline {
             signed,
             skipped,
             stats,
+            fingerprints,
         })
     }
 
@@ -523,6 +551,7 @@ impl Pipeline {
                             Ok(rec) => RecordOutcome::Read {
                                 bytes: rec.text.len() as u64,
                                 signature: self.sign_text(&rec.text, s),
+                                fingerprint: self.fingerprint(s),
                                 id: rec.id,
                             },
                         }
@@ -554,7 +583,7 @@ impl Pipeline {
         corpus: &mut SignedCorpus,
     ) {
         for (line, outcome) in batch.lines.iter().zip(outcomes) {
-            let (id, signature, bytes) = match outcome {
+            let (id, signature, bytes, fingerprint) = match outcome {
                 RecordOutcome::Malformed(reason) => {
                     corpus.skipped.push(Skip {
                         id: format!("{}:{}", batch.source.name(), line.number),
@@ -567,7 +596,8 @@ impl Pipeline {
                     id,
                     signature,
                     bytes,
-                } => (id, signature, bytes),
+                    fingerprint,
+                } => (id, signature, bytes, fingerprint),
             };
             let doc = corpus.documents.len() as u32;
             let docs = &corpus.documents;
@@ -586,6 +616,9 @@ impl Pipeline {
                 Some(sig) => {
                     corpus.signatures.extend_from_slice(&sig);
                     corpus.signed.push(doc);
+                    if self.may_reload() {
+                        corpus.fingerprints.push(fingerprint);
+                    }
                 }
                 None => corpus.stats.empty += 1,
             }
@@ -611,6 +644,7 @@ impl Pipeline {
             signed,
             skipped,
             mut stats,
+            fingerprints,
         } = corpus;
         if documents.is_empty() {
             return Err(Error::NoDocuments { skipped });
@@ -628,10 +662,17 @@ impl Pipeline {
         });
         stats.candidates = cstats.candidates;
         stats.oversized_buckets = cstats.oversized_buckets;
+        // Equal texts have equal shingle sets: the exact measures are 1 without a re-read (only
+        // pairs whose every slot agrees can be such).
+        let same_text = |a: u32, b: u32| {
+            fingerprints.len() == signed.len()
+                && fingerprints[a as usize] == fingerprints[b as usize]
+        };
+        let mut identical = 0;
         let found = found
             .into_iter()
             .map(|(a, b, m, exact)| {
-                let p = Pair {
+                let mut p = Pair {
                     a: signed[a as usize],
                     b: signed[b as usize],
                     estimate: m as f64 / k as f64,
@@ -639,9 +680,18 @@ impl Pipeline {
                     a_in_b: None,
                     b_in_a: None,
                 };
+                if exact && m == k && same_text(a, b) {
+                    identical += 1;
+                    p.jaccard = Some(1.0);
+                    if self.config.measure == Measure::Containment {
+                        (p.a_in_b, p.b_in_a) = (Some(1.0), Some(1.0));
+                    }
+                    return (p, false);
+                }
                 (p, exact)
             })
             .collect();
+        stats.exact_checked = identical;
         Ok(self.report(documents, found, skipped, stats, start))
     }
 
@@ -664,7 +714,7 @@ impl Pipeline {
                 pairs.push(p);
             }
         }
-        stats.exact_checked = uncertain.len() as u64;
+        stats.exact_checked += uncertain.len() as u64;
         let (kept, reload_skips) = self.verify_exact(&documents, uncertain);
         pairs.extend(kept);
         skipped.extend(reload_skips);
@@ -738,29 +788,38 @@ impl Pipeline {
         }
     }
 
-    fn reload(&self, doc: &Document) -> std::result::Result<Vec<u64>, Skip> {
+    fn reload(&self, doc: &Document, s: &mut Scratch) -> std::result::Result<Vec<u64>, Skip> {
         let fail = |reason: String| Skip {
             id: doc.id.clone(),
             kind: SkipKind::Unreadable,
             reason: format!("could not be read again for exact verification: {reason}"),
         };
         match &doc.origin {
-            Origin::File(path) => match input::read_document(path) {
-                Ok(Read::Text(t)) => Ok(self.shingle_set(&t)),
-                Ok(Read::Binary) => Err(fail("it is binary now".into())),
-                Err(e) => Err(fail(input::io_reason(&e))),
-            },
+            Origin::File(path) => {
+                let mut file = std::mem::take(&mut s.file);
+                let set = match input::read_document_into(path, &mut file) {
+                    Ok(Some(t)) => Ok(self.shingle_set_with(&t, s)),
+                    Ok(None) => Err(fail("it is binary now".into())),
+                    Err(e) => Err(fail(input::io_reason(&e))),
+                };
+                s.file = file;
+                set
+            }
             Origin::Record { source, offset, .. } => match source.read_at(&[*offset]) {
-                Ok(lines) => self.record_shingle_set(&lines[0]).map_err(fail),
+                Ok(lines) => self.record_shingle_set(&lines[0], s).map_err(fail),
                 Err(e) => Err(fail(input::io_reason(&e))),
             },
         }
     }
 
     /// The shingle set of a record's line read again.
-    fn record_shingle_set(&self, line: &[u8]) -> std::result::Result<Vec<u64>, String> {
+    fn record_shingle_set(
+        &self,
+        line: &[u8],
+        s: &mut Scratch,
+    ) -> std::result::Result<Vec<u64>, String> {
         let fields = self.config.input.records.fields();
-        parse_record(line, &fields).map(|r| self.shingle_set(&r.text))
+        parse_record(line, &fields).map(|r| self.shingle_set_with(&r.text, s))
     }
 
     /// Reads the documents in `needed` again and returns their shingle sets: files in parallel,
@@ -774,7 +833,9 @@ impl Pipeline {
         let mut sets: HashMap<u32, std::result::Result<Vec<u64>, Skip>> = needed
             .par_iter()
             .filter(|&&d| matches!(docs[d as usize].origin, Origin::File(_)))
-            .map(|&d| (d, self.reload(&docs[d as usize])))
+            .map_init(Scratch::default, |s, &d| {
+                (d, self.reload(&docs[d as usize], s))
+            })
             .collect();
         // Each source with its (offset, document) pairs.
         type Wanted<'a> = (&'a Arc<RecordSource>, Vec<(u64, u32)>);
@@ -800,8 +861,8 @@ impl Pipeline {
                     let got: Vec<_> = items
                         .par_iter()
                         .zip(lines.par_iter())
-                        .map(|(&(_, d), line)| {
-                            (d, self.record_shingle_set(line).map_err(|r| fail(d, r)))
+                        .map_init(Scratch::default, |s, (&(_, d), line)| {
+                            (d, self.record_shingle_set(line, s).map_err(|r| fail(d, r)))
                         })
                         .collect();
                     sets.extend(got);
@@ -860,4 +921,91 @@ pub(crate) fn report(
 /// Scans `paths` with `config`: the library's one-call entry point.
 pub fn scan(paths: &[PathBuf], config: &ScanConfig) -> Result<ScanReport> {
     Pipeline::new(config.clone())?.scan(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(seed: u64, n: usize) -> String {
+        (0..n as u64)
+            .map(|i| format!("w{}", fmix(seed * 1_000_003 + i) % 5000))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn fmix(x: u64) -> u64 {
+        crate::minhash::fmix64(x)
+    }
+
+    #[test]
+    fn equal_texts_get_jaccard_one_without_being_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = words(1, 400);
+        // Equal after normalization (case and white space differ), so equal shingle sets.
+        std::fs::write(dir.path().join("a.txt"), &text).unwrap();
+        std::fs::write(
+            dir.path().join("b.txt"),
+            text.to_uppercase().replace(' ', "  \n"),
+        )
+        .unwrap();
+        // A near copy: must still be read again and measured.
+        let mut near = text.clone();
+        near.push_str(" tail words here");
+        std::fs::write(dir.path().join("c.txt"), &near).unwrap();
+        let p = Pipeline::new(ScanConfig {
+            verify: VerifyMode::Exact,
+            ..Default::default()
+        })
+        .unwrap();
+        let corpus = p.sign_files(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!(corpus.fingerprints.len(), 3);
+        // b.txt disappears between the phases: its pair with a.txt needs no second read.
+        std::fs::remove_file(dir.path().join("b.txt")).unwrap();
+        let report = p.find_pairs(corpus, Instant::now()).unwrap();
+        let id = |i: u32| {
+            report.documents[i as usize]
+                .id
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        let found: Vec<(String, String, Option<f64>)> = report
+            .pairs
+            .iter()
+            .map(|q| (id(q.a), id(q.b), q.jaccard))
+            .collect();
+        assert!(
+            found.contains(&("a.txt".into(), "b.txt".into(), Some(1.0))),
+            "{found:?}"
+        );
+        let ac = found
+            .iter()
+            .find(|f| f.0 == "a.txt" && f.1 == "c.txt")
+            .unwrap();
+        assert!(ac.2.unwrap() > 0.9 && ac.2.unwrap() < 1.0, "{ac:?}");
+        // Only the pairs with b.txt that needed a merge failed to re-read it.
+        assert!(report.skipped.iter().all(|s| s.id.ends_with("b.txt")));
+        assert_eq!(report.stats.exact_checked, 3);
+    }
+
+    #[test]
+    fn fingerprints_are_kept_only_when_exact_verification_may_follow() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), words(2, 50)).unwrap();
+        let sign = |verify| {
+            let p = Pipeline::new(ScanConfig {
+                verify,
+                ..Default::default()
+            })
+            .unwrap();
+            p.sign_files(&[dir.path().to_path_buf()])
+                .unwrap()
+                .fingerprints
+                .len()
+        };
+        assert_eq!(sign(VerifyMode::Auto), 1);
+        assert_eq!(sign(VerifyMode::Signature), 0);
+    }
 }

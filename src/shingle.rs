@@ -305,11 +305,25 @@ impl Shingler {
 
     /// The document's shingle set as sorted, distinct hashes: what exact Jaccard compares.
     pub fn hash_set(&self, text: &str, seed: u64) -> Vec<u64> {
-        let mut v = Vec::new();
-        self.hashes_into(text, seed, &mut v);
-        sort_hashes(&mut v);
-        v.dedup();
-        v
+        self.hash_set_with(text, seed, &mut SetScratch::default())
+    }
+
+    /// [`hash_set`](Self::hash_set) with working buffers kept between documents. Why: exact
+    /// verification builds thousands of sets, and growing, sorting and shrinking fresh vectors
+    /// for each faulted in several times more memory than the sets themselves. Here the only
+    /// new allocation is the returned set, at its exact size.
+    pub fn hash_set_with(&self, text: &str, seed: u64, scratch: &mut SetScratch) -> Vec<u64> {
+        let SetScratch { hashes, sorted } = scratch;
+        hashes.clear();
+        self.hashes_into(text, seed, hashes);
+        sort_hashes_into(hashes, sorted);
+        let distinct = sorted.len() - sorted.windows(2).filter(|w| w[0] == w[1]).count();
+        let mut set = Vec::with_capacity(distinct);
+        if let Some(&first) = sorted.first() {
+            set.push(first);
+            set.extend(sorted.windows(2).filter(|w| w[0] != w[1]).map(|w| w[1]));
+        }
+        set
     }
 
     /// The document's shingles as text, distinct, in order of first appearance. Slower than
@@ -383,13 +397,22 @@ impl Shingler {
     }
 }
 
+/// Working buffers for [`Shingler::hash_set_with`], reused from one document to the next.
+#[derive(Debug, Default)]
+pub struct SetScratch {
+    hashes: Vec<u64>,
+    sorted: Vec<u64>,
+}
+
 /// Sorts hashes. They are uniform 64-bit values, so one counting pass on their top bits puts
 /// them into buckets of about 16 in order, and each small bucket is then sorted on its own:
 /// about three times faster than sorting the whole array with comparisons. (Any input is sorted
-/// correctly; only the speed relies on uniformity.)
-fn sort_hashes(v: &mut Vec<u64>) {
+/// correctly; only the speed relies on uniformity.) The result goes to `out`, cleared first.
+fn sort_hashes_into(v: &[u64], out: &mut Vec<u64>) {
+    out.clear();
     if v.len() < 256 {
-        v.sort_unstable();
+        out.extend_from_slice(v);
+        out.sort_unstable();
         return;
     }
     let bits = (v.len() / 16)
@@ -404,7 +427,7 @@ fn sort_hashes(v: &mut Vec<u64>) {
     for b in 1..starts.len() {
         starts[b] += starts[b - 1];
     }
-    let mut out = vec![0u64; v.len()];
+    out.resize(v.len(), 0);
     let mut next = starts.clone();
     for &h in v.iter() {
         let b = (h >> shift) as usize;
@@ -414,7 +437,6 @@ fn sort_hashes(v: &mut Vec<u64>) {
     for w in starts.windows(2) {
         out[w[0]..w[1]].sort_unstable();
     }
-    *v = out;
 }
 
 /// Where shingle hashes go: a buffer handed to a consumer each time it holds a block.
@@ -692,11 +714,12 @@ mod tests {
                 .map(|i| xxh3_64_with_seed(&i.to_le_bytes(), 1))
                 .collect();
             let skewed: Vec<u64> = (0..n as u64).map(|i| (i * 7919) % 1000).collect();
-            for mut v in [uniform, skewed] {
+            let mut sorted = vec![7; 3];
+            for v in [uniform, skewed] {
                 let mut expect = v.clone();
                 expect.sort_unstable();
-                sort_hashes(&mut v);
-                assert_eq!(v, expect);
+                sort_hashes_into(&v, &mut sorted);
+                assert_eq!(sorted, expect);
             }
         }
     }
