@@ -34,7 +34,9 @@ const HASH_BLOCK: usize = 1024;
 /// fit in the cache anyway.
 const STREAM_MIN_SHINGLES_PER_SLOT: usize = 32;
 
-/// Pairs verified exactly per batch: bounds the shingle sets held at once.
+/// Pairs verified exactly per batch. Every document of a batch is read and shingled once, so a
+/// batch should hold whole clusters of pairs (a document in two batches is read twice); the
+/// bound keeps the pair records and sets of one batch in memory at once.
 const EXACT_BATCH_PAIRS: usize = 1 << 22;
 
 /// A document that was read.
