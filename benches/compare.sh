@@ -144,6 +144,8 @@ if [ "$PEERS" = 1 ] && [ "${PEER_OK[rensa]:-}" = ok ]; then
     RAYON_NUM_THREADS=1 venv/bin/python "$ROOT/benches/compare/kernel_rensa.py" tokens \
         --repeat 15 > "$R/kernel-3-rensa.json"
 fi
+# The seeds' k-permutation MinHash, O(tokens x slots): fewer runs, each is longer.
+"$KERNEL" sign tokens --sketch classic --repeat 5 > "$R/kernel-4-ndup-classic.json"
 rm -f tokens.tokens tokens.offsets
 
 # --- scaling -----------------------------------------------------------------------------------

@@ -16,9 +16,10 @@
 //! - [`SketchKind::Oph`]: one permutation hashing with optimal densification (Shrivastava, ICML
 //!   2017): round 0 of the above, then each empty slot copies the value of a non-empty slot chosen
 //!   by a hash sequence shared by all documents. Unbiased, slightly noisier on very short documents.
-//! - [`SketchKind::Classic`]: the seeds' k-permutation MinHash, `t` hash functions
-//!   `h_i(x) = (a_i x + b_i mod 2^64) >> 32`, each applied to every shingle. O(n t), kept as the
-//!   reference; its inner loop runs over 32-bit output lanes and is compiled for AVX2 when present.
+//! - [`SketchKind::Classic`]: the seeds' k-permutation MinHash, `t` permutations
+//!   `π_i(x) = a_i x + b_i mod 2^32` (`a_i` odd) of each shingle's 32-bit fingerprint, each
+//!   applied to every shingle. O(n t), kept as the reference; eight slots per AVX2 instruction
+//!   when the CPU has it, a portable loop otherwise.
 //!
 //! Why 32-bit slots: two different minima collide with probability 2^-32, far below the sampling
 //! error of any practical signature, and half the width of 64-bit slots halves memory and the cost
@@ -96,8 +97,8 @@ pub struct Signer {
     /// `log2(num_perm)` when it is a power of two: slot = top bits.
     shift: Option<u32>,
     /// Classic MinHash multipliers (odd) and offsets.
-    a: Vec<u64>,
-    b: Vec<u64>,
+    a: Vec<u32>,
+    b: Vec<u32>,
 }
 
 impl Signer {
@@ -113,7 +114,7 @@ impl Signer {
         let round0 = rng.next_u64();
         let round_base = rng.next_u64();
         let (a, b) = if params.kind == SketchKind::Classic {
-            (0..t).map(|_| (rng.next_u64() | 1, rng.next_u64())).unzip()
+            (0..t).map(|_| (rng.next_u32() | 1, rng.next_u32())).unzip()
         } else {
             (Vec::new(), Vec::new())
         };
@@ -351,41 +352,114 @@ fn finish(slots: &[u64], out: &mut [u32]) {
     }
 }
 
-/// k-permutation MinHash. The inner loop over the `t` functions is written so that LLVM turns it
-/// into SIMD code; on x86-64 an AVX2 copy is chosen at run time.
-fn classic(a: &[u64], b: &[u64], hashes: &[u64], out: &mut [u32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, checked just above.
-            unsafe { classic_avx2(a, b, hashes, out) };
-            return;
-        }
-    }
-    classic_portable(a, b, hashes, out);
-}
-
-#[inline(always)]
-fn classic_kernel(a: &[u64], b: &[u64], hashes: &[u64], out: &mut [u32]) {
+/// k-permutation MinHash: slot `i` holds the minimum of `a_i x + b_i mod 2^32` over the
+/// document's 32-bit fingerprints `x` (each 64-bit shingle hash folded in half). With `a_i` odd
+/// each function is a permutation of the 2^32 fingerprints, the seeds' `π_i`; the fingerprints
+/// are already uniform, so the permutations only need to differ from slot to slot.
+///
+/// Why 32-bit arithmetic: AVX2 multiplies eight 32-bit lanes in one instruction but has no
+/// 64-bit multiply, so the earlier `(a_i x + b_i mod 2^64) >> 32` cost several instructions per
+/// four slots. Hashes are folded a block at a time, then each group of 32 slots stays in
+/// registers while every fingerprint of the block passes through it.
+fn classic(a: &[u32], b: &[u32], hashes: &[u64], out: &mut [u32]) {
     out.fill(u32::MAX);
-    let n = out.len();
-    let (a, b) = (&a[..n], &b[..n]);
-    for &x in hashes {
-        for i in 0..n {
-            let v = (a[i].wrapping_mul(x).wrapping_add(b[i]) >> 32) as u32;
-            out[i] = out[i].min(v);
+    let mut xs = [0u32; CLASSIC_BLOCK];
+    for block in hashes.chunks(CLASSIC_BLOCK) {
+        let xs = &mut xs[..block.len()];
+        for (x, &h) in xs.iter_mut().zip(block) {
+            *x = fold(h);
         }
+        #[cfg(target_arch = "x86_64")]
+        if classic_simd::available() {
+            // SAFETY: the CPU supports AVX2 (checked).
+            unsafe { classic_simd::update(a, b, xs, out) };
+            continue;
+        }
+        classic_update(a, b, xs, out);
     }
 }
 
-fn classic_portable(a: &[u64], b: &[u64], hashes: &[u64], out: &mut [u32]) {
-    classic_kernel(a, b, hashes, out)
+/// Fingerprints folded and signed per block by [`classic`].
+const CLASSIC_BLOCK: usize = 256;
+
+/// A 64-bit shingle hash folded to the 32-bit fingerprint classic MinHash permutes.
+#[inline(always)]
+fn fold(h: u64) -> u32 {
+    (h ^ (h >> 32)) as u32
+}
+
+/// Lowers `out[i]` to `a_i x + b_i mod 2^32` for every fingerprint `x`: the portable kernel,
+/// and the reference the AVX2 one is tested against.
+fn classic_update(a: &[u32], b: &[u32], xs: &[u32], out: &mut [u32]) {
+    for ((o, &a), &b) in out.iter_mut().zip(a).zip(b) {
+        for &x in xs {
+            *o = (*o).min(a.wrapping_mul(x).wrapping_add(b));
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn classic_avx2(a: &[u64], b: &[u64], hashes: &[u64], out: &mut [u32]) {
-    classic_kernel(a, b, hashes, out)
+mod classic_simd {
+    use std::arch::x86_64::*;
+    use std::sync::OnceLock;
+
+    pub(super) fn available() -> bool {
+        static HAS: OnceLock<bool> = OnceLock::new();
+        *HAS.get_or_init(|| is_x86_feature_detected!("avx2"))
+    }
+
+    /// [`super::classic_update`] with eight slots per register: groups of 32 slots (four
+    /// registers each of `a`, `b` and minima, loaded once per block of fingerprints), then
+    /// groups of eight, then the last few slots one at a time.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn update(a: &[u32], b: &[u32], xs: &[u32], out: &mut [u32]) {
+        let n = out.len().min(a.len()).min(b.len());
+        let mut i = 0;
+        // SAFETY (all loads and stores below): `i + 32 <= n` or `i + 8 <= n`, and `n` is
+        // within all three slices; unaligned access is allowed.
+        unsafe {
+            let load = |s: &[u32], i: usize| _mm256_loadu_si256(s.as_ptr().add(i).cast());
+            while i + 32 <= n {
+                let (a0, a1, a2, a3) =
+                    (load(a, i), load(a, i + 8), load(a, i + 16), load(a, i + 24));
+                let (b0, b1, b2, b3) =
+                    (load(b, i), load(b, i + 8), load(b, i + 16), load(b, i + 24));
+                let (mut m0, mut m1, mut m2, mut m3) = (
+                    load(out, i),
+                    load(out, i + 8),
+                    load(out, i + 16),
+                    load(out, i + 24),
+                );
+                for &x in xs {
+                    let x = _mm256_set1_epi32(x as i32);
+                    let h = |a, b| _mm256_add_epi32(_mm256_mullo_epi32(a, x), b);
+                    m0 = _mm256_min_epu32(m0, h(a0, b0));
+                    m1 = _mm256_min_epu32(m1, h(a1, b1));
+                    m2 = _mm256_min_epu32(m2, h(a2, b2));
+                    m3 = _mm256_min_epu32(m3, h(a3, b3));
+                }
+                let o = out.as_mut_ptr().add(i);
+                _mm256_storeu_si256(o.cast(), m0);
+                _mm256_storeu_si256(o.add(8).cast(), m1);
+                _mm256_storeu_si256(o.add(16).cast(), m2);
+                _mm256_storeu_si256(o.add(24).cast(), m3);
+                i += 32;
+            }
+            while i + 8 <= n {
+                let (a0, b0, mut m0) = (load(a, i), load(b, i), load(out, i));
+                for &x in xs {
+                    let x = _mm256_set1_epi32(x as i32);
+                    m0 = _mm256_min_epu32(m0, _mm256_add_epi32(_mm256_mullo_epi32(a0, x), b0));
+                }
+                _mm256_storeu_si256(out.as_mut_ptr().add(i).cast(), m0);
+                i += 8;
+            }
+        }
+        super::classic_update(&a[i..n], &b[i..n], xs, &mut out[i..n]);
+    }
 }
 
 /// Number of slots in which two signatures agree.
@@ -619,10 +693,35 @@ mod tests {
 
     #[test]
     fn avx2_and_portable_classic_agree() {
-        let s = signer(SketchKind::Classic, 128);
-        let (a, _) = pair(500, 0, 5);
-        let mut p = vec![0; 128];
-        classic_portable(&s.a, &s.b, &a, &mut p);
-        assert_eq!(p, s.sign(&a));
+        // Widths that exercise the groups of 32, of 8 and the last few slots; lengths that
+        // exercise whole and partial blocks of fingerprints.
+        for t in [1, 7, 8, 32, 45, 128] {
+            let s = signer(SketchKind::Classic, t);
+            for n in [1, 255, 256, 700] {
+                let (a, _) = pair(n, 0, 5);
+                let mut p = vec![u32::MAX; t];
+                let xs: Vec<u32> = a.iter().map(|&h| fold(h)).collect();
+                classic_update(&s.a, &s.b, &xs, &mut p);
+                assert_eq!(p, s.sign(&a), "t={t} n={n}");
+            }
+        }
+    }
+
+    #[test]
+    fn classic_slots_are_the_seeds_permutations() {
+        // Slot i is the minimum of a_i x + b_i mod 2^32 over the fingerprints, by definition.
+        let s = signer(SketchKind::Classic, 16);
+        let hashes = [1u64, 0x9e37_79b9_7f4a_7c15, u64::MAX, 1 << 40];
+        let want: Vec<u32> = (0..16)
+            .map(|i| {
+                hashes
+                    .iter()
+                    .map(|&h| s.a[i].wrapping_mul(fold(h)).wrapping_add(s.b[i]))
+                    .min()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(s.sign(&hashes), want);
+        assert!(s.a.iter().all(|a| a % 2 == 1));
     }
 }

@@ -54,7 +54,8 @@ pub const APPLICATION_ID: i32 = 0x6E64_7570;
 
 /// The index format (`PRAGMA user_version` and `meta.format_version`). Bumped when the schema or
 /// the meaning of a column changes. 2: FSS and OPH signatures take round 0 from the shingle
-/// hashes' own bits, so signatures stored by format 1 no longer match new ones.
+/// hashes' own bits, and classic MinHash permutes 32-bit fingerprints, so signatures stored by
+/// format 1 no longer match new ones.
 pub const INDEX_FORMAT_VERSION: i64 = 2;
 
 /// A file modified less than this before it was indexed is re-hashed on every update, because a
