@@ -218,6 +218,29 @@ pub(crate) struct Scratch {
     set: crate::shingle::SetScratch,
 }
 
+/// The largest buffer a [`Scratch`] keeps from one document to the next.
+const SCRATCH_KEEP_BYTES: usize = 1 << 20;
+
+impl Scratch {
+    /// Frees the buffers that a large document grew. Why: otherwise each thread keeps its
+    /// largest document's file, text and shingles to the end of the run, and peak memory
+    /// counts every thread's largest document (two 9 MB buffers each for the benchmark
+    /// corpus's largest file), not only the ones being read. Growing them again for the few
+    /// large documents costs well under a millisecond each.
+    fn release_large(&mut self) {
+        if self.file.capacity() > SCRATCH_KEEP_BYTES {
+            self.file = Vec::new();
+        }
+        if self.text.capacity() > SCRATCH_KEEP_BYTES {
+            self.text = String::new();
+        }
+        if self.hashes.capacity() * std::mem::size_of::<u64>() > SCRATCH_KEEP_BYTES {
+            self.hashes = Vec::new();
+        }
+        self.set.release_large(SCRATCH_KEEP_BYTES);
+    }
+}
+
 /// What happened to one JSON-lines record.
 enum RecordOutcome {
     Read {
@@ -393,6 +416,7 @@ impl Pipeline {
             }
         };
         s.file = file;
+        s.release_large();
         outcome
     }
 
@@ -805,6 +829,7 @@ impl Pipeline {
                     Err(e) => Err(fail(input::io_reason(&e))),
                 };
                 s.file = file;
+                s.release_large();
                 set
             }
             Origin::Record { source, offset, .. } => match source.read_at(&[*offset]) {
@@ -928,6 +953,18 @@ pub fn scan(paths: &[PathBuf], config: &ScanConfig) -> Result<ScanReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scratch_lets_go_of_a_large_documents_buffers_and_keeps_small_ones() {
+        let mut s = Scratch::default();
+        s.file.extend(std::iter::repeat_n(b'a', 2 * SCRATCH_KEEP_BYTES));
+        s.text.push_str(&"b".repeat(1000));
+        s.hashes.extend(std::iter::repeat_n(7u64, SCRATCH_KEEP_BYTES));
+        s.release_large();
+        assert_eq!(s.file.capacity(), 0);
+        assert_eq!(s.hashes.capacity(), 0);
+        assert!(s.text.capacity() >= 1000, "a small buffer is kept for the next document");
+    }
 
     fn words(seed: u64, n: usize) -> String {
         (0..n as u64)

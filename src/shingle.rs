@@ -404,6 +404,18 @@ pub struct SetScratch {
     sorted: Vec<u64>,
 }
 
+impl SetScratch {
+    /// Frees the buffers when a large document grew them past `max_bytes` each, so that a
+    /// thread does not keep its largest document's shingles to the end of the run.
+    pub fn release_large(&mut self, max_bytes: usize) {
+        for v in [&mut self.hashes, &mut self.sorted] {
+            if v.capacity() * std::mem::size_of::<u64>() > max_bytes {
+                *v = Vec::new();
+            }
+        }
+    }
+}
+
 /// Sorts hashes. They are uniform 64-bit values, so one counting pass on their top bits puts
 /// them into buckets of about 16 in order, and each small bucket is then sorted on its own:
 /// about three times faster than sorting the whole array with comparisons. (Any input is sorted
