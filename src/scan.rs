@@ -957,13 +957,18 @@ mod tests {
     #[test]
     fn scratch_lets_go_of_a_large_documents_buffers_and_keeps_small_ones() {
         let mut s = Scratch::default();
-        s.file.extend(std::iter::repeat_n(b'a', 2 * SCRATCH_KEEP_BYTES));
+        s.file
+            .extend(std::iter::repeat_n(b'a', 2 * SCRATCH_KEEP_BYTES));
         s.text.push_str(&"b".repeat(1000));
-        s.hashes.extend(std::iter::repeat_n(7u64, SCRATCH_KEEP_BYTES));
+        s.hashes
+            .extend(std::iter::repeat_n(7u64, SCRATCH_KEEP_BYTES));
         s.release_large();
         assert_eq!(s.file.capacity(), 0);
         assert_eq!(s.hashes.capacity(), 0);
-        assert!(s.text.capacity() >= 1000, "a small buffer is kept for the next document");
+        assert!(
+            s.text.capacity() >= 1000,
+            "a small buffer is kept for the next document"
+        );
     }
 
     fn words(seed: u64, n: usize) -> String {
