@@ -436,8 +436,11 @@ fn sort_hashes(v: &mut Vec<u64>, tmp: &mut Vec<u64>) {
     for c in counts.iter_mut() {
         (*c, sum) = (sum, sum + *c);
     }
-    tmp.clear();
-    tmp.resize(n, 0);
+    // Every element of `tmp` is written below: no need to zero it first.
+    if tmp.len() < n {
+        tmp.resize(n, 0);
+    }
+    tmp.truncate(n);
     for &h in v.iter() {
         let slot = &mut counts[(h >> shift) as usize];
         tmp[*slot as usize] = h;
