@@ -228,15 +228,12 @@ impl Scratch {
     /// corpus's largest file), not only the ones being read. Growing them again for the few
     /// large documents costs well under a millisecond each.
     fn release_large(&mut self) {
-        if self.file.capacity() > SCRATCH_KEEP_BYTES {
-            self.file = Vec::new();
-        }
+        use crate::shingle::release_large;
+        release_large(&mut self.file, SCRATCH_KEEP_BYTES);
         if self.text.capacity() > SCRATCH_KEEP_BYTES {
             self.text = String::new();
         }
-        if self.hashes.capacity() * std::mem::size_of::<u64>() > SCRATCH_KEEP_BYTES {
-            self.hashes = Vec::new();
-        }
+        release_large(&mut self.hashes, SCRATCH_KEEP_BYTES);
         self.set.release_large(SCRATCH_KEEP_BYTES);
     }
 }

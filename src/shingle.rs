@@ -313,10 +313,10 @@ impl Shingler {
     /// for each faulted in several times more memory than the sets themselves. Here the only
     /// new allocation is the returned set, at its exact size.
     pub fn hash_set_with(&self, text: &str, seed: u64, scratch: &mut SetScratch) -> Vec<u64> {
-        let SetScratch { hashes, sorted } = scratch;
+        let SetScratch { hashes, tmp } = scratch;
         hashes.clear();
         self.hashes_into(text, seed, hashes);
-        sort_hashes(hashes, sorted);
+        sort_hashes(hashes, tmp);
         let distinct = dedup_sorted(hashes);
         hashes[..distinct].to_vec()
     }
@@ -396,18 +396,23 @@ impl Shingler {
 #[derive(Debug, Default)]
 pub struct SetScratch {
     hashes: Vec<u64>,
-    sorted: Vec<u64>,
+    /// The sort's working space.
+    tmp: Vec<u64>,
 }
 
 impl SetScratch {
     /// Frees the buffers when a large document grew them past `max_bytes` each, so that a
     /// thread does not keep its largest document's shingles to the end of the run.
     pub fn release_large(&mut self, max_bytes: usize) {
-        for v in [&mut self.hashes, &mut self.sorted] {
-            if v.capacity() * std::mem::size_of::<u64>() > max_bytes {
-                *v = Vec::new();
-            }
-        }
+        release_large(&mut self.hashes, max_bytes);
+        release_large(&mut self.tmp, max_bytes);
+    }
+}
+
+/// Replaces `v` with an empty vector when its buffer is over `max_bytes`.
+pub(crate) fn release_large<T>(v: &mut Vec<T>, max_bytes: usize) {
+    if v.capacity() * std::mem::size_of::<T>() > max_bytes {
+        *v = Vec::new();
     }
 }
 
@@ -425,8 +430,10 @@ fn sort_hashes(v: &mut Vec<u64>, tmp: &mut Vec<u64>) {
         v.sort_unstable();
         return;
     }
+    // At most 2^20 counters (4 MiB): beyond a million hashes the buckets fill up, and the
+    // insertion pass moves each hash about n / 2^22 places instead of allocating more.
     let log_n = usize::BITS - n.leading_zeros();
-    let b = log_n.clamp(4, 24);
+    let b = log_n.clamp(4, 20);
     let shift = 64 - b;
     let mut counts = vec![0u32; 1 << b];
     for &h in v.iter() {
