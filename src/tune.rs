@@ -418,7 +418,7 @@ impl Tuning {
             let label = match i {
                 0 => "1.0",
                 _ if i == height - 1 => "0.0",
-                _ if i == (height - 1) / 2 && (height - 1) % 2 == 0 => "0.5",
+                _ if i == (height - 1) / 2 && (height - 1).is_multiple_of(2) => "0.5",
                 _ => "   ",
             };
             out += &format!("{label} +{}\n", row.iter().collect::<String>().trim_end());

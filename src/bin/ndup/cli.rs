@@ -880,13 +880,13 @@ impl ScanArgs {
     pub fn config(&self) -> Result<ScanConfig> {
         let s = &self.sketching;
         let (sketch, sample) = s.sketches(self.containment)?;
-        if let Some(sample) = sample {
-            if self.candidates.shaped(s) {
-                bail!(
-                    "--num-perm, --bands and --rows apply to signature sketches, not to --sketch {}",
-                    sample.kind.name()
-                );
-            }
+        if let Some(sample) = sample
+            && self.candidates.shaped(s)
+        {
+            bail!(
+                "--num-perm, --bands and --rows apply to signature sketches, not to --sketch {}",
+                sample.kind.name()
+            );
         }
         let config = ScanConfig {
             sample,
