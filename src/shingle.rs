@@ -758,7 +758,7 @@ mod tests {
 
     #[test]
     fn sort_hashes_sorts_uniform_and_skewed_input() {
-        for n in [0usize, 5, 300, 5000] {
+        for n in [0usize, 5, 300, 5000, 100_000] {
             let uniform: Vec<u64> = (0..n as u64)
                 .map(|i| xxh3_64_with_seed(&i.to_le_bytes(), 1))
                 .collect();
