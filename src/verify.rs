@@ -221,7 +221,8 @@ mod simd {
     /// The last elements of the blocks after the current ones are loaded ahead, and the one
     /// that becomes current is picked without a branch (which side moves on is a coin toss the
     /// predictor loses half the time). So the step-to-step chain is compare and select, not
-    /// load, compare and advance: 1.6 times as fast on the benchmark corpus's sets.
+    /// load, compare and advance: 1.6 times as fast on a pair at Jaccard 0.8 (the stage bench),
+    /// while two nearly equal sets, whose blocks move in lockstep, gain nothing.
     ///
     /// # Safety
     /// The CPU must support AVX2.
