@@ -25,7 +25,7 @@ use ndup::minhash::{Signer, SketchKind, SketchParams, agreement, fmix64};
 use ndup::normalize::{NormalizeOptions, normalize_into};
 use ndup::scan::Pipeline;
 use ndup::shingle::{ShingleOptions, Shingler};
-use ndup::verify::jaccard;
+use ndup::verify::{EXACT_SCREEN_Z, jaccard, jaccard_at_least, jaccard_screened};
 
 /// Divides the input sizes: 1 under `cargo bench`, 16 when `cargo test` runs the benchmarks once
 /// as a smoke test (cargo passes `--bench` only to real benchmark runs).
@@ -357,6 +357,15 @@ fn bench_verify(c: &mut Criterion) {
     g.throughput(Throughput::Elements((a.len() + b.len()) as u64));
     g.bench_function("exact-jaccard", |bench| {
         bench.iter(|| jaccard(black_box(&a), black_box(&b)))
+    });
+    // A pair that fails: the exact bound stops its merge once the shingles left cannot lift it
+    // to the threshold; the screen stops it when the shingles merged so far are hopeless.
+    let t = j + 0.1;
+    g.bench_function("exact-reject-bound", |bench| {
+        bench.iter(|| jaccard_at_least(black_box(&a), black_box(&b), t))
+    });
+    g.bench_function("exact-reject-screened", |bench| {
+        bench.iter(|| jaccard_screened(black_box(&a), black_box(&b), t, EXACT_SCREEN_Z))
     });
     g.throughput(Throughput::Bytes(text.len() as u64));
     // With buffers reused between documents, as exact verification builds its sets.

@@ -22,7 +22,9 @@ use crate::minhash::{Signer, agreement};
 use crate::normalize::normalize_into;
 use crate::records::{self, Batch, Event, Ids, RecordSource, parse_record};
 use crate::shingle::Shingler;
-use crate::verify::{Decision, Verifier, VerifyMode, containment, jaccard, jaccard_at_least};
+use crate::verify::{
+    Decision, EXACT_SCREEN_Z, Verifier, VerifyMode, containment, jaccard, jaccard_screened,
+};
 
 /// Shingle hashes per block when a document is signed as it is hashed: 8 KiB, well inside the
 /// L1 data cache.
@@ -763,10 +765,12 @@ impl Pipeline {
                 .map(|p| match (&sets[&p.a], &sets[&p.b]) {
                     (Ok(x), Ok(y)) => Some(match self.config.measure {
                         // Pairs below the threshold are dropped, so their merge may stop early.
-                        Measure::Jaccard => jaccard_at_least(x, y, threshold).map(|j| Pair {
-                            jaccard: Some(j),
-                            ..*p
-                        }),
+                        Measure::Jaccard => {
+                            jaccard_screened(x, y, threshold, EXACT_SCREEN_Z).map(|j| Pair {
+                                jaccard: Some(j),
+                                ..*p
+                            })
+                        }
                         Measure::Containment => Some(Pair {
                             jaccard: Some(jaccard(x, y)),
                             a_in_b: Some(containment(x, y)),
