@@ -373,6 +373,13 @@ fn bench_verify(c: &mut Criterion) {
     g.bench_function("exact-shingle-set", |bench| {
         bench.iter(|| shingler.hash_set_with(black_box(&text), 42, &mut scratch))
     });
+    // A large document (2 MiB, a changelog or a manual): its hashes no longer fit in L2.
+    let large =
+        ndup::normalize::normalize(&prose((1 << 21) / shrink(), 8, false), &Default::default());
+    g.throughput(Throughput::Bytes(large.len() as u64));
+    g.bench_function("exact-shingle-set-2m", |bench| {
+        bench.iter(|| shingler.hash_set_with(black_box(&large), 42, &mut scratch))
+    });
     g.finish();
 }
 
