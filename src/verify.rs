@@ -297,8 +297,13 @@ pub const SCREEN_MIN_SAMPLE: usize = 256;
 /// judged only once its sample holds [`SCREEN_MIN_SAMPLE`] elements. Why it matters: the pairs
 /// exact verification rejects lie mostly between 0.6 and 0.8, and the exact bound (the shingles
 /// left could all match) stops their merges only after two thirds of their elements; the sample
-/// stops most of them within the first few hundred. A pair that passes is always merged in full,
-/// so every Jaccard returned is exact.
+/// stops most of them within the first thousand or two. A pair that passes is always merged in
+/// full, so every Jaccard returned is exact.
+///
+/// The cost in recall, measured: of 200,000 pairs of 300 to 30,000 elements at exactly the
+/// threshold 0.8, the screen at z = 5 dropped 1 (z = 4.5: 1; 3: 44 of 20,000), the sequential
+/// looks making it a few times likelier than one normal test's 3e-7. The signature prefilter
+/// before it drops about 1 such pair in 10,000 (128 slots at four standard errors).
 pub fn jaccard_screened(a: &[u64], b: &[u64], t: f64, z: f64) -> Option<f64> {
     merge_at_least(a, b, t, Some(z)).0
 }
@@ -318,8 +323,11 @@ fn merge_at_least(a: &[u64], b: &[u64], t: f64, z: Option<f64>) -> (Option<f64>,
     }
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < a.len() && j < b.len() {
-        // Check the bounds once per stretch of 512 elements of `a`, not on every step.
-        let (di, dj, dn) = merge(&a[i..], &b[j..], 512);
+        // Check the bounds once per stretch of 512 elements of `a`, not on every step; of 128
+        // at first, so that the screen judges a hopeless pair soon after its sample is large
+        // enough (on the benchmark corpus: 244 -> 207 million elements merged by failing pairs).
+        let stride = if i < 2048 { 128 } else { 512 };
+        let (di, dj, dn) = merge(&a[i..], &b[j..], stride);
         (i, j, n) = (i + di, j + dj, n + dn);
         if max_j(n + (a.len() - i).min(b.len() - j)) < t {
             return (None, i + j);
