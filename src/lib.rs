@@ -33,6 +33,7 @@
 
 #![warn(missing_docs)]
 
+pub(crate) mod arena;
 pub mod baseline;
 pub mod cluster;
 pub mod compare;

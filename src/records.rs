@@ -289,6 +289,12 @@ impl RecordSource {
         }
     }
 
+    /// Whether a line can be read again by seeking to its offset (a plain file, or standard
+    /// input kept in one), rather than by decompressing the stream from its start.
+    pub fn seekable(&self) -> bool {
+        self.plain_file().is_some()
+    }
+
     /// How many times the stream was decompressed again from its start (a diagnostic: exact
     /// verification should do it once per batch of pairs, not once per record).
     pub fn times_reopened(&self) -> usize {
@@ -845,6 +851,51 @@ mod tests {
         let Origin::Record { source, .. } = &report.documents[0].origin else {
             panic!("a record");
         };
+        assert_eq!(source.times_reopened(), 1);
+    }
+
+    /// Exact verification reads plain sources in batches of about a thousand documents; a
+    /// compressed one would be decompressed again for each, so it gets one batch.
+    #[test]
+    fn exact_verification_decompresses_once_past_a_batch_of_documents() {
+        use crate::config::ScanConfig;
+        use crate::scan::{Origin, Pipeline};
+        use crate::verify::VerifyMode;
+        let dir = tempfile::tempdir().unwrap();
+        // 600 pairs of near-duplicates, unlike each other: 1,200 documents in 600 components.
+        let mut x = 7u64;
+        let mut word = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            format!("w{}", (x >> 33) % 100_000)
+        };
+        let mut lines = String::new();
+        for _ in 0..600 {
+            let words: Vec<String> = (0..40).map(|_| word()).collect();
+            let mut copy = words.clone();
+            copy[20] = "changed".into();
+            for w in [words, copy] {
+                lines += &format!("{}\n", serde_json::json!({"text": w.join(" ")}));
+            }
+        }
+        let path = dir.path().join("c.jsonl.zst");
+        std::fs::write(&path, zstd::encode_all(lines.as_bytes(), 3).unwrap()).unwrap();
+        let config = ScanConfig {
+            verify: VerifyMode::Exact,
+            threshold: 0.7,
+            ..Default::default()
+        };
+        let report = Pipeline::new(config)
+            .unwrap()
+            .scan_records(&[path])
+            .unwrap();
+        assert_eq!(report.pairs.len(), 600);
+        assert!(report.pairs.iter().all(|p| p.jaccard.is_some()));
+        let Origin::Record { source, .. } = &report.documents[0].origin else {
+            panic!("a record");
+        };
+        assert!(!source.seekable());
         assert_eq!(source.times_reopened(), 1);
     }
 

@@ -313,12 +313,18 @@ impl Shingler {
     /// for each faulted in several times more memory than the sets themselves. Here the only
     /// new allocation is the returned set, at its exact size.
     pub fn hash_set_with(&self, text: &str, seed: u64, scratch: &mut SetScratch) -> Vec<u64> {
+        self.hash_set_in(text, seed, scratch).to_vec()
+    }
+
+    /// [`hash_set`](Self::hash_set), left in `scratch`'s buffers, for a caller that stores it
+    /// somewhere of its own.
+    pub fn hash_set_in<'s>(&self, text: &str, seed: u64, scratch: &'s mut SetScratch) -> &'s [u64] {
         let SetScratch { hashes, tmp } = scratch;
         hashes.clear();
         self.hashes_into(text, seed, hashes);
         sort_hashes(hashes, tmp);
         let distinct = dedup_sorted(hashes);
-        hashes[..distinct].to_vec()
+        &hashes[..distinct]
     }
 
     /// The document's shingles as text, distinct, in order of first appearance. Slower than
