@@ -10,7 +10,8 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Hashes per chunk (32 MiB). A set larger than this gets a chunk of its own size.
+/// Hashes per chunk (4 MiB): small enough that each thread's last, partly filled chunk wastes
+/// little, large enough that taking a chunk is rare. A larger set gets a chunk of its own.
 const CHUNK_WORDS: usize = 1 << 19;
 
 /// Where a set was stored: look it up in the [`Sets`] its arena became.
