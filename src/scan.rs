@@ -6,6 +6,7 @@
 //! again, in bounded batches, instead of keeping every shingle set.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -770,14 +771,19 @@ impl Pipeline {
         let mut skips = Vec::new();
         // A compressed source is decompressed again from its start for each batch that reads
         // from it, so it gets the fewest batches memory allows.
-        let compressed = |d: u32| matches!(&docs[d as usize].origin, Origin::Record { source, .. } if !source.seekable());
+        let compressed = |d: u32| match &docs[d as usize].origin {
+            Origin::Record { source, .. } => !source.seekable(),
+            Origin::File(_) => false,
+        };
         let max_docs = if pairs.iter().any(|p| compressed(p.a) || compressed(p.b)) {
             usize::MAX
         } else {
             EXACT_BATCH_DOCS
         };
+        let mut pairs = pairs;
         let mut arena = SetArena::default();
-        for batch in exact_batches(docs.len(), pairs, max_docs) {
+        for range in exact_batches(docs.len(), &mut pairs, max_docs) {
+            let batch = &pairs[range];
             let mut needed: Vec<u32> = batch.iter().flat_map(|p| [p.a, p.b]).collect();
             needed.sort_unstable();
             needed.dedup();
@@ -950,14 +956,14 @@ impl Pipeline {
     }
 }
 
-/// Splits the pairs to verify exactly into batches whose documents are read once each and held
-/// together: whole connected components of the pair graph, in order of first appearance,
-/// gathered until a batch has `max_docs` documents (a larger component is a batch of its own,
-/// split only past [`EXACT_BATCH_PAIRS`] pairs). `documents` bounds the pairs' document
-/// indices. Why: the sets of one batch are built, merged while still in the cache, and their
-/// memory is filled again by the next batch, instead of every set of the run being held, and
-/// faulted in, at once.
-fn exact_batches(documents: usize, pairs: Vec<Pair>, max_docs: usize) -> Vec<Vec<Pair>> {
+/// Orders the pairs to verify exactly into batches whose documents are read once each and held
+/// together, and returns the batches' ranges: whole connected components of the pair graph, in
+/// order of first appearance (pairs keep their order within one), gathered until a batch has
+/// `max_docs` documents (a larger component is a batch of its own, split only past
+/// [`EXACT_BATCH_PAIRS`] pairs). `documents` bounds the pairs' document indices. Why: the sets
+/// of one batch are built, merged while still in the cache, and their memory is filled again
+/// by the next batch, instead of every set of the run being held, and faulted in, at once.
+fn exact_batches(documents: usize, pairs: &mut [Pair], max_docs: usize) -> Vec<Range<usize>> {
     let mut parent: Vec<u32> = (0..documents as u32).collect();
     fn find(parent: &mut [u32], mut x: u32) -> u32 {
         while parent[x as usize] != x {
@@ -967,48 +973,54 @@ fn exact_batches(documents: usize, pairs: Vec<Pair>, max_docs: usize) -> Vec<Vec
         }
         x
     }
-    for p in &pairs {
+    for p in pairs.iter() {
         let (ra, rb) = (find(&mut parent, p.a), find(&mut parent, p.b));
         parent[ra.max(rb) as usize] = ra.min(rb);
     }
-    // Each component's pairs, components in order of their first pair.
+    // Components numbered in order of their first pair, with their documents counted.
     let mut component_of_root = vec![u32::MAX; documents];
-    let mut components: Vec<Vec<Pair>> = Vec::new();
+    let mut component_of_doc = vec![u32::MAX; documents];
     let mut docs_in: Vec<usize> = Vec::new();
-    let mut seen = vec![false; documents];
-    for p in pairs {
+    for p in pairs.iter() {
         let root = find(&mut parent, p.a) as usize;
         if component_of_root[root] == u32::MAX {
-            component_of_root[root] = components.len() as u32;
-            components.push(Vec::new());
+            component_of_root[root] = docs_in.len() as u32;
             docs_in.push(0);
         }
-        let c = component_of_root[root] as usize;
+        let c = component_of_root[root];
         for d in [p.a, p.b] {
-            if !std::mem::replace(&mut seen[d as usize], true) {
-                docs_in[c] += 1;
+            if component_of_doc[d as usize] == u32::MAX {
+                component_of_doc[d as usize] = c;
+                docs_in[c as usize] += 1;
             }
         }
-        components[c].push(p);
     }
-    let mut batches: Vec<Vec<Pair>> = Vec::new();
-    let mut docs_in_last = usize::MAX;
-    for (component, docs) in components.into_iter().zip(docs_in) {
-        for part in component.chunks(EXACT_BATCH_PAIRS) {
+    // Stable: pairs keep their order within a component.
+    pairs.sort_by_key(|p| component_of_doc[p.a as usize]);
+    let mut batches: Vec<Range<usize>> = Vec::new();
+    let (mut start, mut docs_in_last) = (0, 0usize);
+    for (c, docs) in docs_in.into_iter().enumerate() {
+        let len = pairs[start..].partition_point(|p| component_of_doc[p.a as usize] == c as u32);
+        let end = start + len;
+        let mut from = start;
+        while from < end {
+            let to = (from + EXACT_BATCH_PAIRS).min(end);
             match batches.last_mut() {
                 Some(last)
                     if docs_in_last.saturating_add(docs) <= max_docs
-                        && last.len() + part.len() <= EXACT_BATCH_PAIRS =>
+                        && to - last.start <= EXACT_BATCH_PAIRS =>
                 {
-                    last.extend_from_slice(part);
+                    last.end = to;
                     docs_in_last += docs;
                 }
                 _ => {
-                    batches.push(part.to_vec());
+                    batches.push(from..to);
                     docs_in_last = docs;
                 }
             }
+            from = to;
         }
+        start = end;
     }
     batches
 }
@@ -1070,10 +1082,13 @@ mod tests {
         }
     }
 
-    fn ends(batches: &[Vec<Pair>]) -> Vec<Vec<(u32, u32)>> {
-        batches
-            .iter()
-            .map(|b| b.iter().map(|p| (p.a, p.b)).collect())
+    /// The batches of `exact_batches`, as the pairs' documents.
+    fn batches(documents: usize, mut pairs: Vec<Pair>, max_docs: usize) -> Vec<Vec<(u32, u32)>> {
+        let ranges = exact_batches(documents, &mut pairs, max_docs);
+        assert_eq!(ranges.last().map_or(0, |r| r.end), pairs.len());
+        ranges
+            .into_iter()
+            .map(|r| pairs[r].iter().map(|p| (p.a, p.b)).collect())
             .collect()
     }
 
@@ -1082,17 +1097,17 @@ mod tests {
         let pairs = || vec![pair(0, 1), pair(2, 3), pair(1, 4), pair(5, 6)];
         // {0, 1, 4} fills a batch of three documents; {2, 3} and {5, 6} do not fit together.
         assert_eq!(
-            ends(&exact_batches(7, pairs(), 3)),
+            batches(7, pairs(), 3),
             [vec![(0, 1), (1, 4)], vec![(2, 3)], vec![(5, 6)]]
         );
         // With room for four, the two small components share a batch.
         assert_eq!(
-            ends(&exact_batches(7, pairs(), 4)),
+            batches(7, pairs(), 4),
             [vec![(0, 1), (1, 4)], vec![(2, 3), (5, 6)]]
         );
         // No bound (a compressed source): one batch, in the original order within components.
         assert_eq!(
-            ends(&exact_batches(7, pairs(), usize::MAX)),
+            batches(7, pairs(), usize::MAX),
             [vec![(0, 1), (1, 4), (2, 3), (5, 6)]]
         );
     }
@@ -1100,8 +1115,8 @@ mod tests {
     #[test]
     fn a_component_larger_than_a_batch_is_not_split() {
         let chain: Vec<Pair> = (0..9).map(|i| pair(i, i + 1)).collect();
-        let batches = exact_batches(10, chain.clone(), 2);
-        assert_eq!(ends(&batches), [ends(&[chain])[0].clone()]);
+        let want: Vec<(u32, u32)> = (0..9).map(|i| (i, i + 1)).collect();
+        assert_eq!(batches(10, chain, 2), [want]);
     }
 
     #[test]
@@ -1118,17 +1133,17 @@ mod tests {
             .filter(|(a, b)| a != b)
             .map(|(a, b)| pair(a.min(b), a.max(b)))
             .collect();
-        let batches = exact_batches(400, pairs.clone(), 20);
+        let batches = batches(400, pairs.clone(), 20);
         assert!(batches.len() > 1);
         let mut batch_of = HashMap::new();
         for (i, batch) in batches.iter().enumerate() {
-            for p in batch {
-                for d in [p.a, p.b] {
+            for &(a, b) in batch {
+                for d in [a, b] {
                     assert_eq!(*batch_of.entry(d).or_insert(i), i, "document {d}");
                 }
             }
         }
-        let mut all: Vec<(u32, u32)> = ends(&batches).concat();
+        let mut all: Vec<(u32, u32)> = batches.concat();
         let mut want: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
         all.sort_unstable();
         want.sort_unstable();
