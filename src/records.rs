@@ -818,14 +818,35 @@ mod tests {
         );
     }
 
-    /// Regression: exact verification once re-read a compressed source from its start for every
-    /// record (quadratic); it must decompress it once per batch of pairs.
-    #[test]
-    fn exact_verification_decompresses_once_per_batch() {
+    /// Scans `lines` as a zstd-compressed JSON-lines file, verifying pairs exactly at
+    /// `threshold`; returns the pairs found, whether each has its exact Jaccard, and the source.
+    fn scan_compressed_exactly(lines: &str, threshold: f64) -> (usize, bool, Arc<RecordSource>) {
         use crate::config::ScanConfig;
         use crate::scan::{Origin, Pipeline};
         use crate::verify::VerifyMode;
         let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl.zst");
+        std::fs::write(&path, zstd::encode_all(lines.as_bytes(), 3).unwrap()).unwrap();
+        let config = ScanConfig {
+            verify: VerifyMode::Exact,
+            threshold,
+            ..Default::default()
+        };
+        let report = Pipeline::new(config)
+            .unwrap()
+            .scan_records(&[path])
+            .unwrap();
+        let Origin::Record { source, .. } = &report.documents[0].origin else {
+            panic!("a record");
+        };
+        let exact = report.pairs.iter().all(|p| p.jaccard.is_some());
+        (report.pairs.len(), exact, source.clone())
+    }
+
+    /// Regression: exact verification once re-read a compressed source from its start for every
+    /// record (quadratic); it must decompress it once per batch of pairs.
+    #[test]
+    fn exact_verification_decompresses_once_per_batch() {
         let base = "a long enough sentence about rivers, stones and the gardens by the harbour";
         let lines: String = (0..30)
             .map(|i| {
@@ -835,22 +856,9 @@ mod tests {
                 )
             })
             .collect();
-        let path = dir.path().join("c.jsonl.zst");
-        std::fs::write(&path, zstd::encode_all(lines.as_bytes(), 3).unwrap()).unwrap();
-        let config = ScanConfig {
-            verify: VerifyMode::Exact,
-            threshold: 0.5,
-            ..Default::default()
-        };
-        let report = Pipeline::new(config)
-            .unwrap()
-            .scan_records(&[path])
-            .unwrap();
-        assert!(report.pairs.len() > 100, "{}", report.pairs.len());
-        assert!(report.pairs.iter().all(|p| p.jaccard.is_some()));
-        let Origin::Record { source, .. } = &report.documents[0].origin else {
-            panic!("a record");
-        };
+        let (pairs, exact, source) = scan_compressed_exactly(&lines, 0.5);
+        assert!(pairs > 100, "{pairs}");
+        assert!(exact);
         assert_eq!(source.times_reopened(), 1);
     }
 
@@ -858,10 +866,6 @@ mod tests {
     /// compressed one would be decompressed again for each, so it gets one batch.
     #[test]
     fn exact_verification_decompresses_once_past_a_batch_of_documents() {
-        use crate::config::ScanConfig;
-        use crate::scan::{Origin, Pipeline};
-        use crate::verify::VerifyMode;
-        let dir = tempfile::tempdir().unwrap();
         // 600 pairs of near-duplicates, unlike each other: 1,200 documents in 600 components.
         let mut x = 7u64;
         let mut word = || {
@@ -879,22 +883,9 @@ mod tests {
                 lines += &format!("{}\n", serde_json::json!({"text": w.join(" ")}));
             }
         }
-        let path = dir.path().join("c.jsonl.zst");
-        std::fs::write(&path, zstd::encode_all(lines.as_bytes(), 3).unwrap()).unwrap();
-        let config = ScanConfig {
-            verify: VerifyMode::Exact,
-            threshold: 0.7,
-            ..Default::default()
-        };
-        let report = Pipeline::new(config)
-            .unwrap()
-            .scan_records(&[path])
-            .unwrap();
-        assert_eq!(report.pairs.len(), 600);
-        assert!(report.pairs.iter().all(|p| p.jaccard.is_some()));
-        let Origin::Record { source, .. } = &report.documents[0].origin else {
-            panic!("a record");
-        };
+        let (pairs, exact, source) = scan_compressed_exactly(&lines, 0.7);
+        assert_eq!(pairs, 600);
+        assert!(exact);
         assert!(!source.seekable());
         assert_eq!(source.times_reopened(), 1);
     }
