@@ -5,7 +5,7 @@
 //! 1. [`input`]: walk paths, read files, skip binary and unreadable ones; [`records`]: JSON-lines
 //!    corpora, plain or compressed, from files or standard input;
 //! 2. [`normalize`]: NFKC, lowercase, collapse white space, trim;
-//! 3. [`shingle`]: character, word or stop-word shingles, hashed to 64 bits with xxh3;
+//! 3. [`shingle`]: character, word or stop-word shingles, hashed to 64 bits;
 //! 4. [`minhash`]: signatures (fast similarity sketching by default), in parallel;
 //! 5. [`lsh`]: banded locality-sensitive hashing into candidate pairs;
 //! 6. [`verify`]: signature agreement and exact Jaccard;

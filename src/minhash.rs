@@ -68,6 +68,29 @@ pub struct SketchParams {
 /// The largest signature: FSS numbers its rounds in 16 bits and uses `2 * num_perm` rounds.
 pub const MAX_NUM_PERM: usize = 1 << 14;
 
+/// Round 0 of FSS and OPH, fed one hash at a time (see [`Signer::absorber`]).
+#[derive(Debug)]
+pub struct Absorber<'a> {
+    s0: u64,
+    shift: Option<u32>,
+    slots: &'a mut [u64],
+}
+
+impl Absorber<'_> {
+    /// Takes one shingle hash into its slot, as [`Signer::absorb`] does.
+    #[inline(always)]
+    pub fn push(&mut self, x: u64) {
+        let h = x ^ self.s0;
+        let j = match self.shift {
+            // The mask is a no-op (the shift leaves log2 k bits) that spares a bounds check.
+            Some(shift) => (h >> shift) as usize & (self.slots.len() - 1),
+            None => (((h >> 32) * self.slots.len() as u64) >> 32) as usize,
+        };
+        // Branch-free: early in a document most hashes lower their slot, in no pattern.
+        self.slots[j] = self.slots[j].min(h & VALUE_MASK);
+    }
+}
+
 /// A slot that no shingle has reached yet.
 const EMPTY: u64 = u64::MAX;
 /// FSS slot values are `round << VALUE_BITS | random bits`, so a later round always loses.
@@ -195,7 +218,7 @@ impl Signer {
     }
 
     /// Round 0 of FSS and OPH: every shingle to one slot. The input hashes are already uniform
-    /// 64-bit values (the shingler's xxh3, itself seeded), so the slot comes straight from their
+    /// 64-bit values (the shingler's hash, itself seeded), so the slot comes straight from their
     /// top bits and the value from the low 48, after an xor with the round's seed. Why no
     /// multiply to re-mix them: this loop runs once per shingle of every document, and a
     /// multiply there was 7% of a scan. Later rounds, which only small documents reach, mix
@@ -212,13 +235,12 @@ impl Signer {
         // One loop per slot mapping, so the choice is not made per shingle.
         match self.shift {
             Some(shift) => {
+                let mask = slots.len() - 1;
                 for &x in hashes {
                     let h = x ^ s0;
-                    let j = (h >> shift) as usize;
+                    let j = (h >> shift) as usize & mask;
                     let v = h & VALUE_MASK;
-                    if v < slots[j] {
-                        slots[j] = v;
-                    }
+                    slots[j] = slots[j].min(v);
                 }
             }
             None => {
@@ -248,6 +270,20 @@ impl Signer {
         if self.params.kind != SketchKind::Classic {
             self.round_zero_block(block, slots);
         }
+    }
+
+    /// Feeds a signature begun with [`begin`](Self::begin) one hash at a time: what
+    /// [`absorb`](Self::absorb) does for a block, for a producer such as
+    /// [`Shingler::for_each_hash`](crate::shingle::Shingler::for_each_hash) that hands over each
+    /// hash as it is made, so that no block is written and read back. `None` for classic
+    /// MinHash, which needs the whole hash list.
+    pub fn absorber<'a>(&self, slots: &'a mut [u64]) -> Option<Absorber<'a>> {
+        assert_eq!(slots.len(), self.params.num_perm, "signature width");
+        (self.params.kind != SketchKind::Classic).then_some(Absorber {
+            s0: self.round0,
+            shift: self.shift,
+            slots,
+        })
     }
 
     /// Completes a signature fed by [`absorb`](Self::absorb), writing it to `out`, when round 0
@@ -669,6 +705,16 @@ mod tests {
                     s.begin(&mut slots);
                     for block in a.chunks(64) {
                         s.absorb(block, &mut slots);
+                    }
+                    // One hash at a time, through the absorber, reaches the same slots
+                    // (a power-of-two width takes the shift, 100 the multiply).
+                    let mut each = Vec::new();
+                    s.begin(&mut each);
+                    if let Some(mut round0) = s.absorber(&mut each) {
+                        a.iter().for_each(|&h| round0.push(h));
+                        assert_eq!(each, slots, "{kind:?} n={n} width={width}");
+                    } else {
+                        assert_eq!(kind, SketchKind::Classic);
                     }
                     let mut out = vec![0; width];
                     if s.finish(&mut slots, &mut out) {

@@ -1,7 +1,8 @@
 //! The first seed's sketches: a sample of each document's shingles, and supershingles.
 //!
 //! - **Modulo sampling** (`--sketch modulo --modulo M`): a document keeps the shingle hashes that
-//!   are 0 modulo `M`. The shingle hashes are uniform (xxh3), so each shingle is kept with
+//!   are 0 modulo `M`. The shingle hashes are uniform (see
+//!   [`char_shingle_hash`](crate::shingle::char_shingle_hash)), so each shingle is kept with
 //!   probability `1/M`, and a shingle kept by one document is kept by every document that has it.
 //!   The samples of two documents therefore compare like the documents: among the sampled shingles
 //!   of `A ∪ B`, each is in `A ∩ B` with probability `J`, so

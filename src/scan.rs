@@ -28,10 +28,6 @@ use crate::verify::{
     Decision, EXACT_SCREEN_Z, Verifier, VerifyMode, containment, jaccard, jaccard_screened,
 };
 
-/// Shingle hashes per block when a document is signed as it is hashed: 8 KiB, well inside the
-/// L1 data cache.
-const HASH_BLOCK: usize = 1024;
-
 /// Documents of at least this many bytes per signature slot are signed block by block. With 32
 /// shingles per slot, round 0 of FSS leaves a slot empty with probability about e^-32, so the
 /// fallback (hashing again) practically never runs; smaller documents keep their hashes, which
@@ -385,28 +381,26 @@ impl Pipeline {
     /// Shingles and signs the normalized text in `s.text` into `sig`; false for a document with
     /// no shingle.
     ///
-    /// A large document is signed as its hashes are made, a cache-sized block at a time
-    /// ([`Signer::absorb`]), so its hashes are never stored; when round 0 is not enough (FSS on
-    /// a document with few distinct shingles) the hashes are made again and signed whole.
+    /// A large document is signed as its hashes are made, each taken into its slot straight from
+    /// a register ([`Signer::absorber`]), so its hashes are never stored; when round 0 is not
+    /// enough (FSS on a document with few distinct shingles) the hashes are made again and
+    /// signed whole. Classic MinHash, which needs the whole list, goes straight there.
     fn sign_normalized_into(&self, s: &mut Scratch, sig: &mut [u32]) -> bool {
         let seed = self.config.seed;
         s.hashes.clear();
         if s.text.len() >= STREAM_MIN_SHINGLES_PER_SLOT * self.signer.num_perm() {
             self.signer.begin(&mut s.slots);
-            let (signer, slots) = (&self.signer, &mut s.slots);
-            let n = self
-                .shingler
-                .hash_blocks(&s.text, seed, &mut s.hashes, HASH_BLOCK, |b| {
-                    signer.absorb(b, slots)
-                });
-            self.signer.absorb(&s.hashes, &mut s.slots);
-            if n == 0 {
-                return false;
+            if let Some(mut round0) = self.signer.absorber(&mut s.slots) {
+                let n = self
+                    .shingler
+                    .for_each_hash(&s.text, seed, |h| round0.push(h));
+                if n == 0 {
+                    return false;
+                }
+                if self.signer.finish(&mut s.slots, sig) {
+                    return true;
+                }
             }
-            if self.signer.finish(&mut s.slots, sig) {
-                return true;
-            }
-            s.hashes.clear();
         }
         self.shingler.hashes_into(&s.text, seed, &mut s.hashes);
         if s.hashes.is_empty() {
