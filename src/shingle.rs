@@ -261,9 +261,6 @@ impl Shingler {
     /// that occurs twice is hashed twice: MinHash takes minima, so repeats cost a little time
     /// but never change a signature, and skipping the dedup saves a sort per document.
     pub fn hashes_into(&self, text: &str, seed: u64, out: &mut Vec<u64>) {
-        if text.is_empty() {
-            return;
-        }
         if self.kind == ShingleKind::Char {
             // At most one window per byte (ASCII), fewer around multi-byte characters.
             out.reserve(text.len().saturating_sub(self.size) + 1);
@@ -277,15 +274,17 @@ impl Shingler {
     /// Why: a consumer that needs each hash once, such as round 0 of a signature, then takes it
     /// straight from a register, with no buffer written and read back.
     pub fn for_each_hash(&self, text: &str, seed: u64, f: impl FnMut(u64)) -> usize {
-        if text.is_empty() {
-            return 0;
-        }
         let mut sink = Each { f, produced: 0 };
         self.feed(text, seed, &mut sink);
         sink.produced
     }
 
+    /// Every producer of hashes ends here: the shingles of `text` into `sink`, none for an empty
+    /// text, and the whole text for one shorter than a shingle.
     fn feed(&self, text: &str, seed: u64, sink: &mut impl Sink) {
+        if text.is_empty() {
+            return;
+        }
         match self.kind {
             ShingleKind::Char => char_hashes(text, self.size, seed, sink),
             ShingleKind::Word | ShingleKind::Stopword => {
@@ -349,7 +348,7 @@ impl Shingler {
             }
         } else {
             self.hashes_into(text, seed, hashes);
-            sort_hashes(hashes, tmp);
+            sort_hashes(hashes, tmp, counts);
         }
         let distinct = dedup_sorted(hashes);
         &hashes[..distinct]
@@ -468,24 +467,19 @@ pub(crate) fn release_large<T>(v: &mut Vec<T>, max_bytes: usize) {
 /// a thousand parts are written sequentially, and each part's counting pass stays within L2.
 /// The stage bench `verify/exact-shingle-set-2m` (hash, sort and dedup a 2 MiB document):
 /// 25.6 -> 45.9 MiB/s; below 2^18 hashes the one pass is as fast or faster.
-fn sort_hashes(v: &mut Vec<u64>, tmp: &mut Vec<u64>) {
+fn sort_hashes(v: &mut Vec<u64>, tmp: &mut Vec<u64>, counts: &mut Vec<u32>) {
     let n = v.len();
     if n < SORT_MIN {
         v.sort_unstable();
         return;
     }
-    // Every element of `tmp` is written below: no need to zero it first.
-    if tmp.len() < n {
-        tmp.resize(n, 0);
-    }
-    tmp.truncate(n);
-    let mut counts = Vec::new();
+    size_to(tmp, n);
     if n <= SORT_ONE_PASS_MAX {
         let bits = log2_ceil(n);
-        counting_pass(v, tmp, 64 - bits, bits, &mut counts);
+        counting_pass(v, tmp, 64 - bits, bits, counts);
         std::mem::swap(v, tmp);
     } else {
-        counting_pass(v, tmp, 64 - SORT_SPLIT_BITS, SORT_SPLIT_BITS, &mut counts);
+        counting_pass(v, tmp, 64 - SORT_SPLIT_BITS, SORT_SPLIT_BITS, counts);
         // After the pass each counter holds where its part ends.
         let ends = counts.clone();
         let mut start = 0;
@@ -493,13 +487,7 @@ fn sort_hashes(v: &mut Vec<u64>, tmp: &mut Vec<u64>) {
             let end = end as usize;
             let bits = log2_ceil(end - start);
             let shift = 64 - SORT_SPLIT_BITS - bits;
-            counting_pass(
-                &tmp[start..end],
-                &mut v[start..end],
-                shift,
-                bits,
-                &mut counts,
-            );
+            counting_pass(&tmp[start..end], &mut v[start..end], shift, bits, counts);
             start = end;
         }
     }
@@ -574,12 +562,17 @@ fn place(src: &[u64], dst: &mut [u64], shift: u32, counts: &mut [u32]) {
 
 /// [`place`] of all of `v` into `tmp`, sized to fit.
 fn scatter(v: &[u64], tmp: &mut Vec<u64>, shift: u32, counts: &mut [u32]) {
-    // Every element of `tmp` is written: no need to zero it first.
-    if tmp.len() < v.len() {
-        tmp.resize(v.len(), 0);
-    }
-    tmp.truncate(v.len());
+    size_to(tmp, v.len());
     place(v, tmp, shift, counts);
+}
+
+/// Makes `tmp` hold `n` elements for a counting pass to overwrite every one of, so its old
+/// contents are kept rather than zeroed.
+fn size_to(tmp: &mut Vec<u64>, n: usize) {
+    if tmp.len() < n {
+        tmp.resize(n, 0);
+    }
+    tmp.truncate(n);
 }
 
 /// Moves the distinct values of the sorted `v` to its front and returns how many there are.
@@ -1051,7 +1044,7 @@ mod tests {
             for mut v in [uniform, skewed] {
                 let mut expect = v.clone();
                 expect.sort_unstable();
-                sort_hashes(&mut v, &mut tmp);
+                sort_hashes(&mut v, &mut tmp, &mut Vec::new());
                 assert_eq!(v, expect);
                 let mut distinct = expect.clone();
                 distinct.dedup();
