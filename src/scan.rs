@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::input::{self, Entry, Skip, SkipKind};
 use crate::lsh::LshIndex;
 use crate::markers::strip_ignored;
-use crate::minhash::{Signer, agreement};
+use crate::minhash::{Absorber, Signer, agreement};
 use crate::normalize::normalize_into;
 use crate::records::{self, Batch, Event, Ids, RecordSource, parse_record};
 use crate::shingle::Shingler;
@@ -28,10 +28,10 @@ use crate::verify::{
     Decision, EXACT_SCREEN_Z, Verifier, VerifyMode, containment, jaccard, jaccard_screened,
 };
 
-/// Documents of at least this many bytes per signature slot are signed block by block. With 32
-/// shingles per slot, round 0 of FSS leaves a slot empty with probability about e^-32, so the
-/// fallback (hashing again) practically never runs; smaller documents keep their hashes, which
-/// fit in the cache anyway.
+/// Documents of at least this many bytes per signature slot are signed as their hashes are made,
+/// without storing them. With 32 shingles per slot, round 0 of FSS leaves a slot empty with
+/// probability about e^-32, so the fallback (hashing again) practically never runs; smaller
+/// documents keep their hashes, which fit in the cache anyway.
 const STREAM_MIN_SHINGLES_PER_SLOT: usize = 32;
 
 /// Pairs verified exactly per batch. Every document of a batch is read and shingled once, so a
@@ -390,10 +390,17 @@ impl Pipeline {
         s.hashes.clear();
         if s.text.len() >= STREAM_MIN_SHINGLES_PER_SLOT * self.signer.num_perm() {
             self.signer.begin(&mut s.slots);
-            if let Some(mut round0) = self.signer.absorber(&mut s.slots) {
-                let n = self
-                    .shingler
-                    .for_each_hash(&s.text, seed, |h| round0.push(h));
+            if let Some(round0) = self.signer.absorber(&mut s.slots) {
+                let text = &s.text;
+                // One loop per slot mapping (see `RoundZero`).
+                let n = match round0 {
+                    Absorber::PowerOfTwo(mut r) => {
+                        self.shingler.for_each_hash(text, seed, |h| r.push(h))
+                    }
+                    Absorber::Other(mut r) => {
+                        self.shingler.for_each_hash(text, seed, |h| r.push(h))
+                    }
+                };
                 if n == 0 {
                     return false;
                 }
