@@ -320,8 +320,8 @@ impl Shingler {
             hashes,
             tmp,
             counts,
+            recent,
         } = scratch;
-        hashes.clear();
         // A char shingle starts at each byte at most, so the text's length bounds the count.
         let bound = text.len();
         if self.kind == ShingleKind::Char && (SORT_MIN..=SORT_ONE_PASS_MAX).contains(&bound) {
@@ -329,27 +329,37 @@ impl Shingler {
             let bits = log2_ceil(bound);
             counts.clear();
             counts.resize(1 << bits, 0);
-            hashes.reserve(bound);
-            self.feed(
-                text,
-                seed,
-                &mut Counted {
-                    out: hashes,
-                    counts,
-                    shift: 64 - bits,
-                },
-            );
-            if hashes.len() < SORT_MIN {
-                hashes.sort_unstable();
+            // Never more slots than a quarter of the counters: the table is refilled per document.
+            let recent_bits = RECENT_BITS.min(bits.saturating_sub(2)).max(4);
+            recent.clear();
+            // Slot `i` starts with a value no hash that maps to it can have (`!i` differs from
+            // `i` in the slot bits), so the first of every hash is kept.
+            recent.extend((0..1u64 << recent_bits).map(|i| !i));
+            let mut sink = Counted {
+                out: at_least(hashes, bound),
+                len: 0,
+                counts,
+                recent,
+                shift: 64 - bits,
+            };
+            self.feed(text, seed, &mut sink);
+            let kept = sink.len;
+            let set = if kept < SORT_MIN {
+                let set = &mut hashes[..kept];
+                set.sort_unstable();
+                set
             } else {
-                scatter(hashes, tmp, 64 - bits, counts);
-                std::mem::swap(hashes, tmp);
-                insertion_finish(hashes);
-            }
-        } else {
-            self.hashes_into(text, seed, hashes);
-            sort_hashes(hashes, tmp, counts);
+                let set = at_least(tmp, kept);
+                place(&hashes[..kept], set, 64 - bits, counts);
+                insertion_finish(set);
+                set
+            };
+            let distinct = dedup_sorted(set);
+            return &set[..distinct];
         }
+        hashes.clear();
+        self.hashes_into(text, seed, hashes);
+        sort_hashes(hashes, tmp, counts);
         let distinct = dedup_sorted(hashes);
         &hashes[..distinct]
     }
@@ -433,6 +443,8 @@ pub struct SetScratch {
     tmp: Vec<u64>,
     /// The counting pass's counters.
     counts: Vec<u32>,
+    /// The recent hashes, by their low bits (see `Counted`).
+    recent: Vec<u64>,
 }
 
 impl SetScratch {
@@ -442,6 +454,7 @@ impl SetScratch {
         release_large(&mut self.hashes, max_bytes);
         release_large(&mut self.tmp, max_bytes);
         release_large(&mut self.counts, max_bytes);
+        release_large(&mut self.recent, max_bytes);
     }
 }
 
@@ -493,6 +506,15 @@ fn sort_hashes(v: &mut Vec<u64>, tmp: &mut Vec<u64>, counts: &mut Vec<u32>) {
     }
     insertion_finish(v);
 }
+
+/// Slots in the table of recent hashes that a set's hashes pass through on their way to the
+/// counting pass: 2^10 (8 KiB, in L1). Why: over a third of a document's char shingles repeat
+/// one seen before, and a repeat dropped here skips the counter, the scatter and the insertion
+/// pass. It only drops exact repeats, so the set is the same; which repeats get through only
+/// changes how many duplicates `dedup_sorted` removes. Measured on the benchmark corpus: 2^10
+/// slots catch 23% of all hashes and build sets in 7.5-7.8 ns/byte against 8.8-9.9 without the
+/// table; 2^8 (12%) and 2^12 (31%, but 32 KiB) were slower.
+const RECENT_BITS: u32 = 10;
 
 /// Below this many hashes [`sort_hashes`] leaves the work to `sort_unstable`.
 const SORT_MIN: usize = 64;
@@ -560,12 +582,6 @@ fn place(src: &[u64], dst: &mut [u64], shift: u32, counts: &mut [u32]) {
     }
 }
 
-/// [`place`] of all of `v` into `tmp`, sized to fit.
-fn scatter(v: &[u64], tmp: &mut Vec<u64>, shift: u32, counts: &mut [u32]) {
-    size_to(tmp, v.len());
-    place(v, tmp, shift, counts);
-}
-
 /// Makes `tmp` hold `n` elements for a counting pass to overwrite every one of, so its old
 /// contents are kept rather than zeroed.
 fn size_to(tmp: &mut Vec<u64>, n: usize) {
@@ -573,6 +589,15 @@ fn size_to(tmp: &mut Vec<u64>, n: usize) {
         tmp.resize(n, 0);
     }
     tmp.truncate(n);
+}
+
+/// The first `n` slots of `v`, grown to hold them if it is shorter. Old contents are kept, not
+/// zeroed: the buffers are reused document after document, and only ever grow here.
+fn at_least(v: &mut Vec<u64>, n: usize) -> &mut [u64] {
+    if v.len() < n {
+        v.resize(n, 0);
+    }
+    &mut v[..n]
 }
 
 /// Moves the distinct values of the sorted `v` to its front and returns how many there are.
@@ -621,20 +646,30 @@ impl Sink for Appended<'_> {
     }
 }
 
-/// A sink that appends the hashes to a vector and counts them by their top bits: the first
-/// half of a counting pass, done while the hashes are made.
+/// A sink that keeps the hashes not seen recently (see [`RECENT_BITS`]) and counts them by
+/// their top bits: the first half of a counting pass, done while the hashes are made.
 struct Counted<'a> {
-    out: &'a mut Vec<u64>,
+    /// Room for every hash the text can give.
+    out: &'a mut [u64],
+    /// Hashes kept so far, at the front of `out`.
+    len: usize,
     counts: &'a mut [u32],
+    /// The last hash seen in each slot (a power of two of them), by its low bits.
+    recent: &'a mut [u64],
     shift: u32,
 }
 
 impl Sink for Counted<'_> {
     #[inline(always)]
     fn push(&mut self, h: u64) {
-        self.out.push(h);
+        let last = &mut self.recent[h as usize & (self.recent.len() - 1)];
+        let new = *last != h;
+        *last = h;
+        // Written either way, kept only when new: no branch on a coin toss.
+        self.out[self.len] = h;
+        self.len += usize::from(new);
         let mask = self.counts.len() - 1;
-        self.counts[(h >> self.shift) as usize & mask] += 1;
+        self.counts[(h >> self.shift) as usize & mask] += u32::from(new);
     }
 
     #[inline(always)]
@@ -644,8 +679,9 @@ impl Sink for Counted<'_> {
         }
     }
 
+    /// Hashes kept: fewer than received, but never 0 once one was.
     fn produced(&self) -> usize {
-        self.out.len()
+        self.len
     }
 }
 
