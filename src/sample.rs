@@ -40,7 +40,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use crate::config::Measure;
 use crate::error::{Error, Result};
 use crate::input::{self, Read, Skip};
-use crate::scan::{Document, Origin, Pair, Pipeline, ScanReport, Stats};
+use crate::scan::{Document, Origin, Pair, Pipeline, ScanReport, Stats, TextPrints};
 use crate::verify::{Decision, intersection_size};
 
 /// The modulus used when none is given: one shingle in 16 is kept.
@@ -443,7 +443,14 @@ pub fn find_pairs(
         found.extend(kept);
     }
     stats.oversized_buckets = index.oversized(max_bucket);
-    Ok(p.report(documents, found, skipped, stats, start))
+    Ok(p.report(
+        documents,
+        found,
+        skipped,
+        stats,
+        TextPrints::default(),
+        start,
+    ))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -25,7 +25,8 @@ use crate::normalize::normalize_into;
 use crate::records::{self, Batch, Event, Ids, RecordSource, parse_record};
 use crate::shingle::Shingler;
 use crate::verify::{
-    Decision, EXACT_SCREEN_Z, Verifier, VerifyMode, containment, jaccard, jaccard_screened,
+    Decision, EXACT_SCREEN_Z, SKETCH_BINS, SKETCH_MIN_SET, Verifier, VerifyMode, bin_sketch,
+    containment, jaccard, jaccard_screened, sketch_rejects,
 };
 
 /// Documents of at least this many bytes per signature slot are signed as their hashes are made,
@@ -44,6 +45,13 @@ const EXACT_BATCH_PAIRS: usize = 1 << 22;
 /// read again make nine batches, and the largest component (3,900 documents, 70 MB of sets)
 /// sets the peak: 148 MB instead of 300 for the whole run's sets.
 const EXACT_BATCH_DOCS: usize = 1 << 10;
+
+/// Pairs per document a batch of exact verification needs before its sets are sketched
+/// ([`bin_sketch`]). Why: a sketch costs about as much as merging the first 3,000 elements of
+/// a pair, and saves about 1,000 on each hopeless pair. On the benchmark corpus the batch of
+/// 3,900 man pages of one program, with 35 pairs each, merges in 84 ms instead of 110; the
+/// batches of fewer than 5 pairs a document lost more to sketching than they saved.
+const SKETCH_MIN_PAIRS_PER_SET: usize = 8;
 
 /// A document that was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,10 +213,11 @@ pub struct SignedCorpus {
     pub skipped: Vec<Skip>,
     /// Counts so far.
     pub stats: Stats,
-    /// For each signature, a 64-bit hash of its document's normalized text, kept when exact
+    /// For each signature, a 128-bit hash of its document's normalized text, kept when exact
     /// verification may follow (empty otherwise): documents with equal text have equal shingle
-    /// sets, so their Jaccard is 1 without reading them again.
-    pub fingerprints: Vec<u64>,
+    /// sets, so their Jaccard is 1 without reading them again, and exact verification reads
+    /// and shingles only one of them.
+    pub fingerprints: Vec<u128>,
 }
 
 /// Per-thread buffers reused from one document to the next.
@@ -222,6 +231,29 @@ pub(crate) struct Scratch {
     slots: Vec<u64>,
     /// Buffers for building exact shingle sets.
     set: crate::shingle::SetScratch,
+}
+
+/// One [`Scratch`] per thread of the pool, kept from batch to batch of exact verification.
+/// Why: rayon's `map_init` makes a fresh one for each piece of work it splits off (160 for the
+/// 11,000 documents read again on the benchmark corpus), and each grew its buffers again,
+/// zeroing and faulting in fresh memory.
+struct Scratches(Vec<Mutex<Scratch>>);
+
+impl Scratches {
+    fn new() -> Self {
+        let threads = rayon::current_num_threads().max(1);
+        Scratches((0..threads).map(|_| Mutex::default()).collect())
+    }
+
+    /// Runs `f` with the current thread's scratch, or a fresh one if that one is in use (a
+    /// thread outside the pool, or one that took on more work while `f` ran).
+    fn with<R>(&self, f: impl FnOnce(&mut Scratch) -> R) -> R {
+        let slot = rayon::current_thread_index().unwrap_or(0) % self.0.len();
+        match self.0[slot].try_lock() {
+            Ok(mut s) => f(&mut s),
+            Err(_) => f(&mut Scratch::default()),
+        }
+    }
 }
 
 /// The largest buffer a [`Scratch`] keeps from one document to the next.
@@ -250,7 +282,7 @@ enum RecordOutcome {
         id: Option<String>,
         signature: Option<Vec<u32>>,
         bytes: u64,
-        fingerprint: u64,
+        fingerprint: u128,
     },
     Malformed(String),
 }
@@ -259,7 +291,7 @@ enum RecordOutcome {
 enum Outcome {
     /// Signed into its row of the flat signature array; the document's length in bytes and
     /// its text's fingerprint (0 when not kept).
-    Signed(u64, u64),
+    Signed(u64, u128),
     Empty(u64),
     Skipped(Skip),
 }
@@ -363,10 +395,12 @@ impl Pipeline {
     }
 
     /// The fingerprint of the normalized text in `s.text`, when exact verification may need it
-    /// (else 0: hashing every text would cost a scan by signature for nothing).
-    fn fingerprint(&self, s: &Scratch) -> u64 {
+    /// (else 0: hashing every text would cost a scan by signature for nothing). 128 bits, so
+    /// that two different texts taken for one is not a practical concern: exact verification
+    /// gives the copies of a text the one set it reads for them all.
+    fn fingerprint(&self, s: &Scratch) -> u128 {
         if self.may_reload() {
-            xxhash_rust::xxh3::xxh3_64(s.text.as_bytes())
+            xxhash_rust::xxh3::xxh3_128(s.text.as_bytes())
         } else {
             0
         }
@@ -543,7 +577,7 @@ impl Pipeline {
             mut stats,
             ..
         } = self.sign_records(inputs)?;
-        let mut loaded = self.reload_many(&documents, &signed, &<[u64]>::to_vec);
+        let mut loaded = self.reload_many(&documents, &signed, &<[u64]>::to_vec, &Scratches::new());
         let (mut sets, mut set_doc) = (Vec::with_capacity(signed.len()), Vec::new());
         let (mut held, mut largest) = (0u64, 0u64);
         for d in signed {
@@ -735,7 +769,11 @@ impl Pipeline {
             })
             .collect();
         stats.exact_checked = identical;
-        Ok(self.report(documents, found, skipped, stats, start))
+        let prints = TextPrints {
+            signed: &signed,
+            prints: &fingerprints,
+        };
+        Ok(self.report(documents, found, skipped, stats, prints, start))
     }
 
     /// The end of phase two, shared by every sketch: exact verification of the pairs marked
@@ -746,6 +784,7 @@ impl Pipeline {
         found: Vec<(Pair, bool)>,
         mut skipped: Vec<Skip>,
         mut stats: Stats,
+        prints: TextPrints,
         start: Instant,
     ) -> ScanReport {
         let mut pairs = Vec::with_capacity(found.len());
@@ -758,7 +797,7 @@ impl Pipeline {
             }
         }
         stats.exact_checked += uncertain.len() as u64;
-        let (kept, reload_skips) = self.verify_exact(&documents, uncertain);
+        let (kept, reload_skips) = self.verify_exact(&documents, uncertain, prints);
         pairs.extend(kept);
         skipped.extend(reload_skips);
         report(&self.config, documents, pairs, skipped, stats, start)
@@ -767,7 +806,12 @@ impl Pipeline {
     /// Computes the exact Jaccard (and, for containment, both containments) of each pair, reading
     /// the documents again in bounded batches. A document that can no longer be read falls back
     /// to the estimate.
-    fn verify_exact(&self, docs: &[Document], pairs: Vec<Pair>) -> (Vec<Pair>, Vec<Skip>) {
+    fn verify_exact(
+        &self,
+        docs: &[Document],
+        pairs: Vec<Pair>,
+        prints: TextPrints,
+    ) -> (Vec<Pair>, Vec<Skip>) {
         let mut kept = Vec::new();
         let mut skips = Vec::new();
         // A compressed source is decompressed again from its start for each batch that reads
@@ -783,17 +827,61 @@ impl Pipeline {
         };
         let mut pairs = pairs;
         let mut arena = SetArena::default();
+        let scratches = Scratches::new();
         for range in exact_batches(docs.len(), &mut pairs, max_docs) {
             let batch = &pairs[range];
             let mut needed: Vec<u32> = batch.iter().flat_map(|p| [p.a, p.b]).collect();
             needed.sort_unstable();
             needed.dedup();
-            let refs = self.reload_many(docs, &needed, &|set: &[u64]| arena.store(set));
+            // Documents with equal text have equal sets, so each text is read and shingled once.
+            // Why: a text copied many times beside an edited copy would otherwise be read
+            // again once per copy.
+            let mut first_with: HashMap<u128, u32> = HashMap::new();
+            let mut copies: Vec<(u32, u32)> = Vec::new();
+            needed.retain(|&d| {
+                let Some(print) = prints.of(d) else {
+                    return true;
+                };
+                let first = *first_with.entry(print).or_insert(d);
+                if first != d {
+                    copies.push((d, first));
+                }
+                first == d
+            });
+            let store = |set: &[u64]| arena.store(set);
+            let mut refs = self.reload_many(docs, &needed, &store, &scratches);
+            // A copy whose first could not be read again is read itself.
+            let mut unread = Vec::new();
+            for &(copy, first) in &copies {
+                match refs[&first] {
+                    Ok(set) => {
+                        refs.insert(copy, Ok(set));
+                    }
+                    Err(_) => unread.push(copy),
+                }
+            }
+            refs.extend(self.reload_many(docs, &unread, &store, &scratches));
             let stored = arena.finish();
             let sets: HashMap<u32, std::result::Result<&[u64], &Skip>> = refs
                 .iter()
                 .map(|(&d, r)| (d, r.as_ref().map(|&r| stored.get(r))))
                 .collect();
+            // Sketches of the larger sets, to drop hopeless pairs before their merge, where a
+            // sketch serves enough pairs to repay its making (see `SKETCH_MIN_PAIRS_PER_SET`).
+            let worth_it = batch.len() >= SKETCH_MIN_PAIRS_PER_SET * sets.len();
+            let sketches: HashMap<u32, Vec<u8>> =
+                if self.config.measure == Measure::Jaccard && worth_it {
+                    sets.par_iter()
+                        .filter_map(|(&d, set)| {
+                            let set = set.as_ref().ok().filter(|s| s.len() >= SKETCH_MIN_SET)?;
+                            let mut sketch = vec![0; SKETCH_BINS];
+                            bin_sketch(set, &mut sketch);
+                            Some((d, sketch))
+                        })
+                        .collect()
+                } else {
+                    HashMap::new()
+                };
             // The exact measures in parallel; the decisions below stay in pair order. `None`: a
             // document could not be read again; `Some(None)`: below the threshold.
             let threshold = self.verifier.threshold();
@@ -803,10 +891,20 @@ impl Pipeline {
                     (Ok(x), Ok(y)) => Some(match self.config.measure {
                         // Pairs below the threshold are dropped, so their merge may stop early.
                         Measure::Jaccard => {
-                            jaccard_screened(x, y, threshold, EXACT_SCREEN_Z).map(|j| Pair {
-                                jaccard: Some(j),
-                                ..*p
-                            })
+                            let hopeless = match (sketches.get(&p.a), sketches.get(&p.b)) {
+                                (Some(x), Some(y)) => {
+                                    sketch_rejects(x, y, threshold, EXACT_SCREEN_Z)
+                                }
+                                _ => false,
+                            };
+                            if hopeless {
+                                None
+                            } else {
+                                jaccard_screened(x, y, threshold, EXACT_SCREEN_Z).map(|j| Pair {
+                                    jaccard: Some(j),
+                                    ..*p
+                                })
+                            }
                         }
                         Measure::Containment => Some(Pair {
                             jaccard: Some(jaccard(x, y)),
@@ -904,12 +1002,16 @@ impl Pipeline {
         docs: &[Document],
         needed: &[u32],
         store: &(impl Fn(&[u64]) -> T + Sync),
+        scratches: &Scratches,
     ) -> HashMap<u32, std::result::Result<T, Skip>> {
         let mut sets: HashMap<u32, std::result::Result<T, Skip>> = needed
             .par_iter()
             .filter(|&&d| matches!(docs[d as usize].origin, Origin::File(_)))
-            .map_init(Scratch::default, |s, &d| {
-                (d, self.reload(&docs[d as usize], s, store))
+            .map(|&d| {
+                (
+                    d,
+                    scratches.with(|s| self.reload(&docs[d as usize], s, store)),
+                )
             })
             .collect();
         // Each source with its (offset, document) pairs.
@@ -936,8 +1038,8 @@ impl Pipeline {
                     let got: Vec<_> = items
                         .par_iter()
                         .zip(lines.par_iter())
-                        .map_init(Scratch::default, |s, (&(_, d), line)| {
-                            let set = self.record_shingle_set(line, s, store);
+                        .map(|(&(_, d), line)| {
+                            let set = scratches.with(|s| self.record_shingle_set(line, s, store));
                             (d, set.map_err(|r| fail(d, r)))
                         })
                         .collect();
@@ -954,6 +1056,27 @@ impl Pipeline {
             }
         }
         sets
+    }
+}
+
+/// The fingerprints of a signed corpus's texts, looked up by document (see
+/// [`SignedCorpus::fingerprints`]); none when they were not kept.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct TextPrints<'a> {
+    /// For each signature, its document, in increasing order.
+    pub signed: &'a [u32],
+    /// For each signature, its text's fingerprint (or empty).
+    pub prints: &'a [u128],
+}
+
+impl TextPrints<'_> {
+    /// The fingerprint of document `doc`'s text, if it was signed and fingerprints were kept.
+    fn of(&self, doc: u32) -> Option<u128> {
+        if self.prints.len() != self.signed.len() {
+            return None;
+        }
+        let i = self.signed.binary_search(&doc).ok()?;
+        Some(self.prints[i])
     }
 }
 
@@ -1229,6 +1352,72 @@ mod tests {
         // Only the pairs with b.txt that needed a merge failed to re-read it.
         assert!(report.skipped.iter().all(|s| s.id.ends_with("b.txt")));
         assert_eq!(report.stats.exact_checked, 3);
+    }
+
+    #[test]
+    fn copies_of_a_text_share_one_read_and_a_copy_is_read_when_its_first_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = words(3, 400);
+        let mut near = text.clone();
+        near.push_str(" and a few more words at the end");
+        for name in ["a.txt", "b.txt", "c.txt"] {
+            std::fs::write(dir.path().join(name), &text).unwrap();
+        }
+        std::fs::write(dir.path().join("d.txt"), &near).unwrap();
+        let p = Pipeline::new(ScanConfig {
+            verify: VerifyMode::Exact,
+            ..Default::default()
+        })
+        .unwrap();
+        let shingler = Shingler::new(&p.config.shingle).unwrap();
+        let set = |t: &str| {
+            let mut norm = String::new();
+            normalize_into(t, &p.config.normalize, &mut norm);
+            shingler.hash_set(&norm, p.config.seed)
+        };
+        let want = jaccard(&set(&text), &set(&near));
+        let measured = |gone: Option<&str>| {
+            let corpus = p.sign_files(&[dir.path().to_path_buf()]).unwrap();
+            if let Some(gone) = gone {
+                std::fs::remove_file(dir.path().join(gone)).unwrap();
+            }
+            let report = p.find_pairs(corpus, Instant::now()).unwrap();
+            let name = |i: u32| report.documents[i as usize].id.rsplit('/').next().unwrap();
+            let with_d: Vec<(&str, Option<f64>)> = report
+                .pairs
+                .iter()
+                .filter(|q| name(q.b) == "d.txt")
+                .map(|q| (name(q.a), q.jaccard))
+                .collect();
+            (
+                with_d
+                    .iter()
+                    .map(|&(a, j)| (a.to_string(), j))
+                    .collect::<Vec<_>>(),
+                report.skipped,
+            )
+        };
+        // Read once for all three copies: each pair with the near copy has the exact value.
+        let (with_d, skipped) = measured(None);
+        assert_eq!(
+            with_d,
+            [
+                ("a.txt".into(), Some(want)),
+                ("b.txt".into(), Some(want)),
+                ("c.txt".into(), Some(want))
+            ]
+        );
+        assert!(skipped.is_empty());
+        // The copy read for the others is gone: the next copy is read in its place, and only
+        // the gone one's own pair falls back to its estimate.
+        let (with_d, skipped) = measured(Some("a.txt"));
+        assert_eq!(
+            with_d[1..],
+            [("b.txt".into(), Some(want)), ("c.txt".into(), Some(want))]
+        );
+        assert_eq!(with_d[0].0, "a.txt");
+        assert_eq!(skipped.len(), 1);
+        assert!(skipped[0].id.ends_with("a.txt"), "{skipped:?}");
     }
 
     #[test]
