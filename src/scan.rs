@@ -5,7 +5,8 @@
 //! not with the size of the corpus. Exact verification reads the documents of the uncertain pairs
 //! again, in bounded batches, instead of keeping every shingle set.
 
-use std::collections::HashMap;
+// foldhash: the maps here are keyed by document numbers, looked up several times a pair.
+use foldhash::HashMap;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -836,7 +837,7 @@ impl Pipeline {
             // Documents with equal text have equal sets, so each text is read and shingled once.
             // Why: a text copied many times beside an edited copy would otherwise be read
             // again once per copy.
-            let mut first_with: HashMap<u128, u32> = HashMap::new();
+            let mut first_with: HashMap<u128, u32> = HashMap::default();
             let mut copies: Vec<(u32, u32)> = Vec::new();
             needed.retain(|&d| {
                 let Some(print) = prints.of(d) else {
@@ -880,7 +881,7 @@ impl Pipeline {
                         })
                         .collect()
                 } else {
-                    HashMap::new()
+                    HashMap::default()
                 };
             // The exact measures in parallel; the decisions below stay in pair order. `None`: a
             // document could not be read again; `Some(None)`: below the threshold.
@@ -1259,7 +1260,7 @@ mod tests {
             .collect();
         let batches = batches(400, pairs.clone(), 20);
         assert!(batches.len() > 1);
-        let mut batch_of = HashMap::new();
+        let mut batch_of = HashMap::default();
         for (i, batch) in batches.iter().enumerate() {
             for &(a, b) in batch {
                 for d in [a, b] {
