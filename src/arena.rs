@@ -62,8 +62,19 @@ impl SetArena {
     }
 
     /// Copies `set` into the arena.
+    #[cfg(test)]
     pub fn store(&self, set: &[u64]) -> SetRef {
-        if set.is_empty() {
+        self.store_with(set.len(), |room| {
+            room.copy_from_slice(set);
+            set.len()
+        })
+    }
+
+    /// Stores the set that `fill` writes to the front of `max_len` words of room, and keeps as
+    /// many words as it returns. Why: a set with repeats left in is copied here once, the
+    /// repeats dropped on the way (see [`dedup_into`](crate::shingle::dedup_into)).
+    pub fn store_with(&self, max_len: usize, fill: impl FnOnce(&mut [u64]) -> usize) -> SetRef {
+        if max_len == 0 {
             return SetRef {
                 chunk: 0,
                 start: 0,
@@ -75,7 +86,7 @@ impl SetArena {
         let mut open = self.open[slot].lock().unwrap_or_else(|e| e.into_inner());
         if open
             .as_ref()
-            .is_some_and(|o| o.chunk.len() - o.used < set.len())
+            .is_some_and(|o| o.chunk.len() - o.used < max_len)
         {
             let full = open.take().expect("checked above");
             self.full
@@ -85,16 +96,16 @@ impl SetArena {
         }
         let o = open.get_or_insert_with(|| Open {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
-            chunk: self.take_chunk(set.len()),
+            chunk: self.take_chunk(max_len),
             used: 0,
         });
         let start = o.used;
-        o.chunk[start..start + set.len()].copy_from_slice(set);
-        o.used += set.len();
+        let len = fill(&mut o.chunk[start..start + max_len]).min(max_len);
+        o.used += len;
         SetRef {
             chunk: o.id,
             start,
-            len: set.len(),
+            len,
         }
     }
 
@@ -191,6 +202,25 @@ mod tests {
             a.chunk, b.chunk,
             "the large set does not fit after the small one"
         );
+    }
+
+    #[test]
+    fn store_with_keeps_what_the_filler_wrote() {
+        let arena = SetArena::with_chunk_words(8);
+        let a = arena.store_with(5, |room| {
+            assert_eq!(room.len(), 5);
+            room[..2].copy_from_slice(&[1, 2]);
+            2
+        });
+        // The room not kept is used by the next set.
+        let b = arena.store_with(6, |room| {
+            room[..3].copy_from_slice(&[3, 4, 5]);
+            3
+        });
+        let stored = arena.finish();
+        assert_eq!(stored.get(a), [1, 2]);
+        assert_eq!(stored.get(b), [3, 4, 5]);
+        assert_eq!(a.chunk, b.chunk);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::markers::strip_ignored;
 use crate::minhash::{Absorber, Signer, agreement};
 use crate::normalize::normalize_into;
 use crate::records::{self, Batch, Event, Ids, RecordSource, parse_record};
-use crate::shingle::Shingler;
+use crate::shingle::{Shingler, dedup_into};
 use crate::verify::{
     Decision, EXACT_SCREEN_Z, SKETCH_BINS, SKETCH_MIN_SET, Verifier, VerifyMode, bin_sketch,
     containment, jaccard, jaccard_screened, sketch_rejects,
@@ -370,12 +370,13 @@ impl Pipeline {
             .hash_set_with(&s.text, self.config.seed, &mut s.set)
     }
 
-    /// The shingle set of `text`, handed to `store`.
+    /// The shingle hashes of `text`, sorted, handed to `store`, which keeps the distinct ones
+    /// (repeats may be left in: see [`Shingler::sorted_hashes_in`]).
     fn store_shingle_set<T>(&self, text: &str, s: &mut Scratch, store: impl Fn(&[u64]) -> T) -> T {
         self.normalize_into_scratch(text, s);
         store(
             self.shingler
-                .hash_set_in(&s.text, self.config.seed, &mut s.set),
+                .sorted_hashes_in(&s.text, self.config.seed, &mut s.set),
         )
     }
 
@@ -578,7 +579,13 @@ impl Pipeline {
             mut stats,
             ..
         } = self.sign_records(inputs)?;
-        let mut loaded = self.reload_many(&documents, &signed, &<[u64]>::to_vec, &Scratches::new());
+        let distinct = |sorted: &[u64]| {
+            let mut set = sorted.to_vec();
+            set.dedup();
+            set.shrink_to_fit();
+            set
+        };
+        let mut loaded = self.reload_many(&documents, &signed, &distinct, &Scratches::new());
         let (mut sets, mut set_doc) = (Vec::with_capacity(signed.len()), Vec::new());
         let (mut held, mut largest) = (0u64, 0u64);
         for d in signed {
@@ -832,7 +839,7 @@ impl Pipeline {
         for range in exact_batches(docs.len(), &mut pairs, max_docs) {
             let batch = &pairs[range];
             let mut needed: Vec<u32> = batch.iter().flat_map(|p| [p.a, p.b]).collect();
-            needed.sort_unstable();
+            needed.par_sort_unstable();
             needed.dedup();
             // Documents with equal text have equal sets, so each text is read and shingled once.
             // Why: a text copied many times beside an edited copy would otherwise be read
@@ -849,7 +856,8 @@ impl Pipeline {
                 }
                 first == d
             });
-            let store = |set: &[u64]| arena.store(set);
+            let store =
+                |sorted: &[u64]| arena.store_with(sorted.len(), |room| dedup_into(sorted, room));
             let mut refs = self.reload_many(docs, &needed, &store, &scratches);
             // A copy whose first could not be read again is read itself.
             let mut unread = Vec::new();
@@ -994,8 +1002,8 @@ impl Pipeline {
         parse_record(line, &fields).map(|r| self.store_shingle_set(&r.text, s, store))
     }
 
-    /// Reads the documents in `needed` again and hands each one's shingle set to `store`,
-    /// returning what it made of them: files in parallel,
+    /// Reads the documents in `needed` again and hands each one's sorted shingle hashes to
+    /// `store` (which keeps the distinct ones), returning what it made of them: files in parallel,
     /// records with one pass per source in offset order, so that a compressed source is
     /// decompressed once per batch rather than once per record.
     fn reload_many<T: Send>(
@@ -1121,7 +1129,7 @@ fn exact_batches(documents: usize, pairs: &mut [Pair], max_docs: usize) -> Vec<R
         }
     }
     // Stable: pairs keep their order within a component.
-    pairs.sort_by_key(|p| component_of_doc[p.a as usize]);
+    pairs.par_sort_by_key(|p| component_of_doc[p.a as usize]);
     let mut batches: Vec<Range<usize>> = Vec::new();
     let (mut start, mut docs_in_last) = (0, 0usize);
     for (c, docs) in docs_in.into_iter().enumerate() {

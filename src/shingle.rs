@@ -316,6 +316,24 @@ impl Shingler {
     /// [`hash_set`](Self::hash_set), left in `scratch`'s buffers, for a caller that stores it
     /// somewhere of its own.
     pub fn hash_set_in<'s>(&self, text: &str, seed: u64, scratch: &'s mut SetScratch) -> &'s [u64] {
+        let sorted = self.sorted_in(text, seed, scratch);
+        let distinct = dedup_sorted(sorted);
+        &sorted[..distinct]
+    }
+
+    /// The document's shingle hashes sorted, some repeats possibly left in (see
+    /// [`RECENT_BITS`]): [`dedup_into`] turns them into the set. Why: a caller that copies the
+    /// set elsewhere removes the repeats as it copies, one pass over the set instead of two.
+    pub fn sorted_hashes_in<'s>(
+        &self,
+        text: &str,
+        seed: u64,
+        scratch: &'s mut SetScratch,
+    ) -> &'s [u64] {
+        self.sorted_in(text, seed, scratch)
+    }
+
+    fn sorted_in<'s>(&self, text: &str, seed: u64, scratch: &'s mut SetScratch) -> &'s mut [u64] {
         let SetScratch {
             hashes,
             tmp,
@@ -367,14 +385,12 @@ impl Shingler {
                 insertion_finish(set);
                 set
             };
-            let distinct = dedup_sorted(set);
-            return &set[..distinct];
+            return set;
         }
         hashes.clear();
         self.hashes_into(text, seed, hashes);
         sort_hashes(hashes, tmp, counts);
-        let distinct = dedup_sorted(hashes);
-        &hashes[..distinct]
+        hashes
     }
 
     /// The document's shingles as text, distinct, in order of first appearance. Slower than
@@ -640,6 +656,24 @@ fn at_least(v: &mut Vec<u64>, n: usize) -> &mut [u64] {
         v.resize(n, 0);
     }
     &mut v[..n]
+}
+
+/// Writes the distinct values of the sorted `sorted` to the front of `out`, which has room for
+/// all of them, and returns how many there are. Branch-free, as [`dedup_sorted`].
+pub fn dedup_into(sorted: &[u64], out: &mut [u64]) -> usize {
+    let Some(&first) = sorted.first() else {
+        return 0;
+    };
+    let out = &mut out[..sorted.len()];
+    out[0] = first;
+    let (mut len, mut last) = (1, first);
+    for &x in &sorted[1..] {
+        // `len` never passes the position of `x`, so the slot is in bounds.
+        out[len.min(sorted.len() - 1)] = x;
+        len += usize::from(x != last);
+        last = x;
+    }
+    len
 }
 
 /// Moves the distinct values of the sorted `v` to its front and returns how many there are.
@@ -1130,6 +1164,25 @@ mod tests {
                 assert_eq!(v[..len], distinct[..]);
             }
         }
+    }
+
+    #[test]
+    fn sorted_hashes_deduplicated_into_a_buffer_are_the_set() {
+        let base = "the quick brown fox, naïve café owner, jumps over 12 lazy dogs. ";
+        let s = shingler(ShingleKind::Char, 9);
+        let mut scratch = SetScratch::default();
+        for reps in [1, 40, 5000] {
+            let text = base.repeat(reps);
+            let sorted = s.sorted_hashes_in(&text, 3, &mut scratch).to_vec();
+            assert!(sorted.is_sorted());
+            let mut out = vec![0; sorted.len()];
+            let n = dedup_into(&sorted, &mut out);
+            assert_eq!(out[..n], s.hash_set(&text, 3)[..], "x{reps}");
+        }
+        assert_eq!(dedup_into(&[], &mut []), 0);
+        let mut out = [0; 6];
+        assert_eq!(dedup_into(&[1, 1, 2, 3, 3, 3], &mut out), 3);
+        assert_eq!(out[..3], [1, 2, 3]);
     }
 
     #[test]
