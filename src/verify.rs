@@ -258,6 +258,24 @@ mod simd {
         (filled, agree)
     }
 
+    /// The positions and blocks' last elements after a step: the block with the smaller last
+    /// element moves on (both when equal), and its next block's last element becomes current,
+    /// without a branch.
+    #[inline(always)]
+    fn advance(
+        (i, j): (usize, usize),
+        (amax, bmax): (u64, u64),
+        (a_next, b_next): (u64, u64),
+    ) -> (usize, usize, u64, u64) {
+        let (a_moves, b_moves) = (amax <= bmax, bmax <= amax);
+        (
+            i + 4 * a_moves as usize,
+            j + 4 * b_moves as usize,
+            select_unpredictable(a_moves, a_next, amax),
+            select_unpredictable(b_moves, b_next, bmax),
+        )
+    }
+
     /// Merges whole blocks of four of `a` and `b` (sorted, distinct) while both have one;
     /// returns the positions reached and the matches counted, as [`super::merge`] does.
     ///
@@ -291,11 +309,7 @@ mod simd {
                 )
             };
             n += block_matches(va, vb);
-            let (a_moves, b_moves) = (amax <= bmax, bmax <= amax);
-            i += 4 * a_moves as usize;
-            j += 4 * b_moves as usize;
-            amax = select_unpredictable(a_moves, a_next, amax);
-            bmax = select_unpredictable(b_moves, b_next, bmax);
+            (i, j, amax, bmax) = advance((i, j), (amax, bmax), (a_next, b_next));
         }
         while i + 4 <= a.len() && j + 4 <= b.len() {
             // SAFETY: both blocks lie within their slices; unaligned loads are allowed.
@@ -308,11 +322,7 @@ mod simd {
             // The next blocks' last elements (clamped: past the end the loop stops anyway).
             let (a_next, b_next) = (a[(i + 7).min(a_last)], b[(j + 7).min(b_last)]);
             n += block_matches(va, vb);
-            let (a_moves, b_moves) = (amax <= bmax, bmax <= amax);
-            i += 4 * a_moves as usize;
-            j += 4 * b_moves as usize;
-            amax = select_unpredictable(a_moves, a_next, amax);
-            bmax = select_unpredictable(b_moves, b_next, bmax);
+            (i, j, amax, bmax) = advance((i, j), (amax, bmax), (a_next, b_next));
         }
         (i, j, n)
     }
