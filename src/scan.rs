@@ -48,10 +48,10 @@ const EXACT_BATCH_PAIRS: usize = 1 << 22;
 const EXACT_BATCH_DOCS: usize = 1 << 10;
 
 /// Pairs per document a batch of exact verification needs before its sets are sketched
-/// ([`bin_sketch`]). Why: a sketch costs about as much as merging the first 3,000 elements of
-/// a pair, and saves about 1,000 on each hopeless pair. On the benchmark corpus the batch of
-/// 3,900 man pages of one program, with 35 pairs each, merges in 84 ms instead of 110; the
-/// batches of fewer than 5 pairs a document lost more to sketching than they saved.
+/// ([`bin_sketch`]). Why: making a sketch costs about as much as merging a few thousand
+/// elements, and each hopeless pair it rejects saves 700-1,500. On the benchmark corpus the
+/// batch of 3,900 man pages of one program, with 35 pairs each, merges in 73 ms instead of 110;
+/// the batches of fewer than 5 pairs a document lost more to sketching than they saved.
 const SKETCH_MIN_PAIRS_PER_SET: usize = 8;
 
 /// A document that was read.
@@ -901,8 +901,8 @@ impl Pipeline {
                         // Pairs below the threshold are dropped, so their merge may stop early.
                         Measure::Jaccard => {
                             let hopeless = match (sketches.get(&p.a), sketches.get(&p.b)) {
-                                (Some(x), Some(y)) => {
-                                    sketch_rejects(x, y, threshold, EXACT_SCREEN_Z)
+                                (Some(sa), Some(sb)) => {
+                                    sketch_rejects(sa, sb, threshold, EXACT_SCREEN_Z)
                                 }
                                 _ => false,
                             };

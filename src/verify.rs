@@ -420,8 +420,8 @@ fn merge_at_least(a: &[u64], b: &[u64], t: f64, z: Option<f64>) -> (Option<f64>,
 pub const SKETCH_BINS: usize = 1 << SKETCH_BITS;
 const SKETCH_BITS: u32 = 11;
 
-/// The smallest sets, in elements, whose pairs [`sketch_rejects`] is worth asking about: smaller
-/// ones merge in well under the time a sketch takes to compare, and fill too few bins.
+/// The smallest sets, in elements, that get a sketch: a smaller set fills too few of its bins for
+/// the sketch to judge much, and its merges are short anyway.
 pub const SKETCH_MIN_SET: usize = 1024;
 
 /// A one-permutation sketch of the sorted, distinct hashes `set`, written to `out`
