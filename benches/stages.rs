@@ -25,7 +25,10 @@ use ndup::minhash::{Signer, SketchKind, SketchParams, agreement, fmix64};
 use ndup::normalize::{NormalizeOptions, normalize_into};
 use ndup::scan::Pipeline;
 use ndup::shingle::{ShingleOptions, Shingler};
-use ndup::verify::{EXACT_SCREEN_Z, jaccard, jaccard_at_least, jaccard_screened};
+use ndup::verify::{
+    EXACT_SCREEN_Z, SKETCH_BINS, bin_sketch, jaccard, jaccard_at_least, jaccard_screened,
+    sketch_rejects,
+};
 
 /// Divides the input sizes: 1 under `cargo bench`, 16 when `cargo test` runs the benchmarks once
 /// as a smoke test (cargo passes `--bench` only to real benchmark runs).
@@ -366,6 +369,22 @@ fn bench_verify(c: &mut Criterion) {
     });
     g.bench_function("exact-reject-screened", |bench| {
         bench.iter(|| jaccard_screened(black_box(&a), black_box(&b), t, EXACT_SCREEN_Z))
+    });
+    // The same pair rejected by the sets' sketches, made once per set in a batch and compared
+    // once per pair: the comparison alone, and making one sketch.
+    let sketch = |set: &[u64]| {
+        let mut out = vec![0; SKETCH_BINS];
+        bin_sketch(set, &mut out);
+        out
+    };
+    let (sa, sb) = (sketch(&a), sketch(&b));
+    assert!(sketch_rejects(&sa, &sb, t, EXACT_SCREEN_Z));
+    g.bench_function("exact-reject-sketch", |bench| {
+        bench.iter(|| sketch_rejects(black_box(&sa), black_box(&sb), t, EXACT_SCREEN_Z))
+    });
+    g.bench_function("exact-make-sketch", |bench| {
+        let mut out = vec![0; SKETCH_BINS];
+        bench.iter(|| bin_sketch(black_box(&a), &mut out))
     });
     g.throughput(Throughput::Bytes(text.len() as u64));
     // With buffers reused between documents, as exact verification builds its sets.
