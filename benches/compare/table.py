@@ -95,7 +95,12 @@ def main():
         if r["status"] != "ok":
             print(f"| {tool} | - | - | - | - | - | - | - | - | {r['status']} |")
             continue
-        ratio = lambda key: (f"{r[key] / base[key]:.1f}" if base and base[key] > 0 else "-")
+        # Two decimals below 10, so that a ratio near a target (exact mode's 2x) is not rounded onto it.
+        def ratio(key):
+            if not base or base[key] <= 0:
+                return "-"
+            x = r[key] / base[key]
+            return f"{x:.2f}" if x < 10 else f"{x:.1f}"
         print(f"| {tool} | {ratio('wall')} | {ratio('cpu')} | {ratio('rss_mb')} | "
               f"{r['wall']:.2f} | {r['cpu']:.2f} | {r['rss_mb']:.0f} | {mb / r['wall']:.0f} | "
               f"{r['pairs']} | {r['recall']:.3f} |")
