@@ -579,10 +579,11 @@ impl Pipeline {
             mut stats,
             ..
         } = self.sign_records(inputs)?;
+        // Each set at its exact size: counted first, so that it is allocated once.
         let distinct = |sorted: &[u64]| {
-            let mut set = sorted.to_vec();
-            set.dedup();
-            set.shrink_to_fit();
+            let runs = || sorted.chunk_by(|a, b| a == b);
+            let mut set = Vec::with_capacity(runs().count());
+            set.extend(runs().map(|run| run[0]));
             set
         };
         let mut loaded = self.reload_many(&documents, &signed, &distinct, &Scratches::new());

@@ -316,7 +316,7 @@ impl Shingler {
     /// [`hash_set`](Self::hash_set), left in `scratch`'s buffers, for a caller that stores it
     /// somewhere of its own.
     pub fn hash_set_in<'s>(&self, text: &str, seed: u64, scratch: &'s mut SetScratch) -> &'s [u64] {
-        let sorted = self.sorted_in(text, seed, scratch);
+        let sorted = self.sorted_hashes_in(text, seed, scratch);
         let distinct = dedup_sorted(sorted);
         &sorted[..distinct]
     }
@@ -329,11 +329,7 @@ impl Shingler {
         text: &str,
         seed: u64,
         scratch: &'s mut SetScratch,
-    ) -> &'s [u64] {
-        self.sorted_in(text, seed, scratch)
-    }
-
-    fn sorted_in<'s>(&self, text: &str, seed: u64, scratch: &'s mut SetScratch) -> &'s mut [u64] {
+    ) -> &'s mut [u64] {
         let SetScratch {
             hashes,
             tmp,
@@ -643,9 +639,7 @@ fn place(src: &[u64], dst: &mut [u64], shift: u32, counts: &mut [u32]) {
 /// Makes `tmp` hold `n` elements for a counting pass to overwrite every one of, so its old
 /// contents are kept rather than zeroed.
 fn size_to(tmp: &mut Vec<u64>, n: usize) {
-    if tmp.len() < n {
-        tmp.resize(n, 0);
-    }
+    at_least(tmp, n);
     tmp.truncate(n);
 }
 
