@@ -95,18 +95,21 @@ rm -rf results
 mkdir -p results
 R=results
 
+# Before every timed run, not once: this VM's page cache is reclaimed within seconds to minutes
+# (measured: buff/cache 838 -> 722 MB in 20 s, and reading the corpus again took 1.04 s instead of
+# 0.46), so a tool that ran minutes after one warm-up would pay for reading from disk as well.
 warm() { find "$@" -type f -print0 | xargs -0 cat > /dev/null; }
 
 # --- runs --------------------------------------------------------------------------------------
 ndup_args=(--num-perm 128 --bands 16 --rows 8 -k 9)
-say "warming the page cache"
-warm corpus-1x
 for i in $(seq "$RUNS"); do
     say "ndup run $i"
+    warm corpus-1x
     $TIME -v -o "$R/ndup.$i.time" "$NDUP" scan corpus-1x "${ndup_args[@]}" --verify signature \
         > "$R/ndup.jsonl" 2> "$R/ndup.err"
     cat "$R/ndup.err" >&2
     say "ndup --verify exact run $i"
+    warm corpus-1x
     $TIME -v -o "$R/ndup-exact.$i.time" "$NDUP" scan corpus-1x "${ndup_args[@]}" --verify exact \
         > "$R/ndup-exact.jsonl" 2> "$R/ndup-exact.err"
     cat "$R/ndup-exact.err" >&2
@@ -122,6 +125,7 @@ if [ "$PEERS" = 1 ]; then
         fi
         for i in $(seq "$RUNS"); do
             say "$p run $i"
+            warm corpus-1x
             if $TIME -v -o "$R/$p.$i.time" venv/bin/python "$ROOT/benches/compare/peers.py" "$p" \
                 "$R/$p.pairs.tsv" corpus-1x --workers "$(nproc)" > "$R/$p.json" 2> "$R/$p.err"; then
                 echo ok > "$R/$p.status"
