@@ -5,14 +5,16 @@
 
 For each tool, RESULTS_DIR holds `TOOL.N.time` (GNU time -v output of run N), `TOOL.pairs.tsv`
 (the pairs found, two paths per line) or `ndup.jsonl`, `TOOL.status` (`ok` or why it did not
-run), and optionally `kernel-*.json` and `scale-*.time`. The best (lowest wall time) of the runs
-is reported. Planted recall counts the planted near-duplicates of exact Jaccard >= 0.85 found.
+run), and optionally `kernel-*.json`, `scale-*.time` and `pairs/{signature,exact}.N.time` (pair N
+of the runs that measure exact mode's cost). The best (lowest wall time) of the runs is reported.
+Planted recall counts the planted near-duplicates of exact Jaccard >= 0.85 found.
 """
 
 import glob
 import json
 import os
 import re
+import statistics
 import sys
 
 TOOLS = ["ndup", "ndup-exact", "rensa", "gaoya", "datasketch"]
@@ -41,6 +43,31 @@ def best_run(results, tool):
     runs = [parse_time(p) for p in sorted(glob.glob(os.path.join(results, f"{tool}.*.time")))]
     runs = [r for r in runs if r["exit"] == 0]
     return min(runs, key=lambda r: r["wall"]) if runs else None
+
+
+def exact_cost(results):
+    """The ratios exact / signature of each pair of runs in `results/pairs`, wall and CPU."""
+    ratios = {"wall": [], "cpu": []}
+    for sig_path in glob.glob(os.path.join(results, "pairs", "signature.*.time")):
+        exact_path = sig_path.replace("signature.", "exact.")
+        if not os.path.exists(exact_path):
+            continue
+        sig, exact = parse_time(sig_path), parse_time(exact_path)
+        if sig["exit"] != 0 or exact["exit"] != 0:
+            continue
+        for key in ratios:
+            if sig[key] > 0:
+                ratios[key].append(exact[key] / sig[key])
+    return ratios
+
+
+def summary(values):
+    """Median, quartiles and range of `values`, as printed."""
+    v = sorted(values)
+    if len(v) < 2:
+        return f"{v[0]:.2f}"
+    q1, med, q3 = statistics.quantiles(v, n=4, method="inclusive")
+    return f"median **{med:.2f}** (quartiles {q1:.2f}-{q3:.2f}, range {v[0]:.2f}-{v[-1]:.2f})"
 
 
 def pairs_of(results, tool):
@@ -104,6 +131,11 @@ def main():
         print(f"| {tool} | {ratio('wall')} | {ratio('cpu')} | {ratio('rss_mb')} | "
               f"{r['wall']:.2f} | {r['cpu']:.2f} | {r['rss_mb']:.0f} | {mb / r['wall']:.0f} | "
               f"{r['pairs']} | {r['recall']:.3f} |")
+    cost = exact_cost(results)
+    if cost["wall"]:
+        print(f"\n`--verify exact` / `--verify signature` over {len(cost['wall'])} pairs of runs, "
+              f"each pair run back to back: wall {summary(cost['wall'])}; "
+              f"CPU {summary(cost['cpu'])}.")
     kernels = []
     for p in sorted(glob.glob(os.path.join(results, "kernel-*.json"))):
         with open(p) as f:
