@@ -49,7 +49,8 @@ def exact_cost(results):
     """The ratios exact / signature of each pair of runs in `results/pairs`, wall and CPU."""
     ratios = {"wall": [], "cpu": []}
     for sig_path in glob.glob(os.path.join(results, "pairs", "signature.*.time")):
-        exact_path = sig_path.replace("signature.", "exact.")
+        exact_path = os.path.join(os.path.dirname(sig_path),
+                                  "exact." + os.path.basename(sig_path)[len("signature."):])
         if not os.path.exists(exact_path):
             continue
         sig, exact = parse_time(sig_path), parse_time(exact_path)
