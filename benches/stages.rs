@@ -26,8 +26,8 @@ use ndup::normalize::{NormalizeOptions, normalize_into};
 use ndup::scan::Pipeline;
 use ndup::shingle::{ShingleOptions, Shingler};
 use ndup::verify::{
-    EXACT_SCREEN_Z, SKETCH_BINS, bin_sketch, jaccard, jaccard_at_least, jaccard_screened,
-    sketch_rejects,
+    EXACT_SCREEN_Z, OverlapTable, SKETCH_BINS, bin_sketch, jaccard, jaccard_at_least,
+    jaccard_screened, sketch_rejects,
 };
 
 /// Divides the input sizes: 1 under `cargo bench`, 16 when `cargo test` runs the benchmarks once
@@ -391,6 +391,26 @@ fn bench_verify(c: &mut Criterion) {
     let mut scratch = ndup::shingle::SetScratch::default();
     g.bench_function("exact-shingle-set", |bench| {
         bench.iter(|| shingler.hash_set_with(black_box(&text), 42, &mut scratch))
+    });
+    // A pair whose documents are in no other pair, from its two texts to its exact Jaccard:
+    // two sorted sets and their merge, against counting the overlap in a table as the hashes
+    // are made (what exact verification does for such a pair).
+    g.throughput(Throughput::Bytes((text.len() + edited.len()) as u64));
+    g.bench_function("exact-lone-pair-sorted", |bench| {
+        bench.iter(|| {
+            let x = shingler.hash_set_with(black_box(&text), 42, &mut scratch);
+            let y = shingler.hash_set_with(black_box(&edited), 42, &mut scratch);
+            jaccard(&x, &y)
+        })
+    });
+    let mut table = OverlapTable::new();
+    g.bench_function("exact-lone-pair-table", |bench| {
+        bench.iter(|| {
+            table.start(text.len() + edited.len());
+            shingler.for_each_hash(black_box(&text), 42, |h| table.add_a(h));
+            shingler.for_each_hash(black_box(&edited), 42, |h| table.add_b(h));
+            table.overlap().jaccard()
+        })
     });
     // A large document (2 MiB, a changelog or a manual): its hashes no longer fit in L2.
     let large =

@@ -265,6 +265,18 @@ impl PartialEq for RecordSource {
 impl Eq for RecordSource {}
 
 impl RecordSource {
+    /// A source named `name` with nothing behind it, for tests of what holds records.
+    #[cfg(test)]
+    pub(crate) fn named(name: &str) -> RecordSource {
+        RecordSource {
+            name: name.into(),
+            path: None,
+            compression: Compression::None,
+            spool: None,
+            reopened: AtomicUsize::new(0),
+        }
+    }
+
     /// The name used in ids and messages: the path as given, or `stdin`.
     pub fn name(&self) -> &str {
         &self.name

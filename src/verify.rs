@@ -24,6 +24,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::minhash::standard_error;
 
+pub mod overlap;
+pub use overlap::{Overlap, OverlapTable};
+
 /// How candidate pairs are verified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
