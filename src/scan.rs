@@ -1541,6 +1541,30 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_pair_too_large_for_the_table_is_measured_by_its_sorted_sets() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two texts of over 2 MiB each: more than `STREAM_MAX_PAIR_BYTES` together.
+        let base = words(9, 400_000);
+        let texts = [
+            base.clone(),
+            format!("{base} and a tail of words at the end"),
+        ];
+        assert!(texts[0].len() + texts[1].len() > STREAM_MAX_PAIR_BYTES);
+        for (i, text) in texts.iter().enumerate() {
+            std::fs::write(dir.path().join(format!("{i}.txt")), text).unwrap();
+        }
+        let (p, report) = scan_exact(dir.path(), Measure::Jaccard, &[]);
+        assert_eq!(report.pairs.len(), 1);
+        let (x, y) = (p.shingle_set(&texts[0]), p.shingle_set(&texts[1]));
+        let want = jaccard(&x, &y);
+        assert!(want > 0.99 && want < 1.0, "{want}");
+        assert_eq!(
+            report.pairs[0].jaccard.map(f64::to_bits),
+            Some(want.to_bits())
+        );
+    }
+
+    #[test]
     fn every_file_of_a_pair_that_cannot_be_read_again_is_reported() {
         let dir = tempfile::tempdir().unwrap();
         for (name, seed) in [
