@@ -27,8 +27,7 @@ use crate::records::{self, Batch, Event, Ids, RecordSource, parse_record};
 use crate::shingle::{Shingler, dedup_into};
 use crate::verify::{
     Decision, EXACT_SCREEN_Z, Overlap, OverlapTable, SKETCH_BINS, SKETCH_MIN_SET, Verifier,
-    VerifyMode, bin_sketch, containment, intersection_size, jaccard, jaccard_screened,
-    sketch_rejects,
+    VerifyMode, bin_sketch, containment, jaccard, jaccard_screened, sketch_rejects,
 };
 
 /// Documents of at least this many bytes per signature slot are signed as their hashes are made,
@@ -407,7 +406,12 @@ impl Pipeline {
 
     /// Removes the `ndup:ignore` regions of `text` and normalizes it into `s.text`.
     pub(crate) fn normalize_into_scratch(&self, text: &str, s: &mut Scratch) {
-        normalize_into(&strip_ignored(text), &self.config.normalize, &mut s.text);
+        self.normalize_to(text, &mut s.text);
+    }
+
+    /// Removes the `ndup:ignore` regions of `text` and normalizes it into `out`.
+    fn normalize_to(&self, text: &str, out: &mut String) {
+        normalize_into(&strip_ignored(text), &self.config.normalize, out);
     }
 
     /// The fingerprint of the normalized text in `s.text`, when exact verification may need it
@@ -846,12 +850,9 @@ impl Pipeline {
         for (p, overlap) in lone.iter().zip(overlaps) {
             let p = match overlap {
                 Ok(o) => self.with_overlap(p, o),
+                // A lone pair's documents are in no other pair, so their skips are new.
                 Err(errors) => {
-                    for e in errors {
-                        if !skips.contains(&e) {
-                            skips.push(e);
-                        }
-                    }
+                    skips.extend(errors);
                     *p
                 }
             };
@@ -1034,12 +1035,7 @@ impl Pipeline {
             overlap.overlap()
         } else {
             let x = self.shingler.hash_set_with(text, seed, set);
-            let y = self.shingler.hash_set_in(other, seed, set);
-            Overlap {
-                a: x.len(),
-                b: y.len(),
-                both: intersection_size(&x, y),
-            }
+            Overlap::of_sets(&x, self.shingler.hash_set_in(other, seed, set))
         };
         s.release_large();
         Ok(counted)
@@ -1057,7 +1053,7 @@ impl Pipeline {
         };
         match input::read_document_into(path, file) {
             Ok(Some(t)) => {
-                normalize_into(&strip_ignored(&t), &self.config.normalize, text);
+                self.normalize_to(&t, text);
                 Ok(())
             }
             Ok(None) => Err(reload_failure(doc, "it is binary now".into())),

@@ -333,13 +333,7 @@ mod simd {
 
 /// Exact Jaccard similarity of two sorted, distinct slices (0 when both are empty).
 pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    let inter = intersection_size(a, b);
-    let union = a.len() + b.len() - inter;
-    if union == 0 {
-        0.0
-    } else {
-        inter as f64 / union as f64
-    }
+    Overlap::of_sets(a, b).jaccard()
 }
 
 /// The exact Jaccard similarity of two sorted, distinct slices when it is at least `t`, `None`
@@ -476,11 +470,7 @@ fn sketch_counts(a: &[u8], b: &[u8]) -> (u32, u32) {
 
 /// Containment of `a` in `b`: the share of `a`'s shingles found in `b` (0 when `a` is empty).
 pub fn containment(a: &[u64], b: &[u64]) -> f64 {
-    if a.is_empty() {
-        0.0
-    } else {
-        intersection_size(a, b) as f64 / a.len() as f64
-    }
+    Overlap::of_sets(a, b).a_in_b()
 }
 
 /// Counts of a sorted multiset: `(element, count)` runs.

@@ -23,8 +23,17 @@ pub struct Overlap {
 }
 
 impl Overlap {
-    /// The Jaccard similarity, computed as [`jaccard`](super::jaccard) computes it from the
-    /// sorted sets (so the two agree to the bit), 0 when both sets are empty.
+    /// The overlap of two sorted, distinct slices, by merging them.
+    pub fn of_sets(a: &[u64], b: &[u64]) -> Overlap {
+        Overlap {
+            a: a.len(),
+            b: b.len(),
+            both: super::intersection_size(a, b),
+        }
+    }
+
+    /// The Jaccard similarity (what [`jaccard`](super::jaccard) gives for sorted sets), 0 when
+    /// both sets are empty.
     pub fn jaccard(&self) -> f64 {
         let union = self.a + self.b - self.both;
         if union == 0 {
@@ -34,8 +43,8 @@ impl Overlap {
         }
     }
 
-    /// The share of the first set found in the second, as [`containment`](super::containment)
-    /// computes it (0 when the first is empty).
+    /// The share of the first set found in the second (what
+    /// [`containment`](super::containment) gives for sorted sets), 0 when the first is empty.
     pub fn a_in_b(&self) -> f64 {
         if self.a == 0 {
             0.0
