@@ -26,8 +26,8 @@ use crate::normalize::normalize_into;
 use crate::records::{self, Batch, Event, Ids, RecordSource, parse_record};
 use crate::shingle::{Shingler, dedup_into};
 use crate::verify::{
-    Decision, EXACT_SCREEN_Z, Overlap, OverlapTable, SKETCH_BINS, SKETCH_MIN_SET, Verifier,
-    VerifyMode, bin_sketch, containment, jaccard, jaccard_screened, sketch_rejects,
+    Decision, EXACT_SCREEN_Z, MAX_SETS, Overlap, OverlapTable, SKETCH_BINS, SKETCH_MIN_SET,
+    Verifier, VerifyMode, bin_sketch, containment, jaccard, jaccard_screened, sketch_rejects,
 };
 
 /// Documents of at least this many bytes per signature slot are signed as their hashes are made,
@@ -54,10 +54,11 @@ const EXACT_BATCH_DOCS: usize = 1 << 10;
 /// the batches of fewer than 5 pairs a document lost more to sketching than they saved.
 const SKETCH_MIN_PAIRS_PER_SET: usize = 8;
 
-/// The largest pair, in bytes of normalized text, whose overlap is counted in an
-/// [`OverlapTable`]; a larger one builds its two sorted sets instead. Why: the table takes up to
-/// 36 bytes a byte of text, against 16 for the sort's buffers.
-const STREAM_MAX_PAIR_BYTES: usize = 1 << 22;
+/// The most normalized text, in bytes, of a small component whose overlaps are counted in an
+/// [`OverlapTable`]; a larger one builds its documents' sorted sets instead. Why: the table takes
+/// up to 36 bytes a distinct hash, against 8 for a sorted set, and a few near copies share most
+/// of their hashes, but documents that share few could grow it past the sets' size.
+const TABLE_MAX_BYTES: usize = 1 << 22;
 
 /// A document that was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,9 +238,7 @@ pub(crate) struct Scratch {
     slots: Vec<u64>,
     /// Buffers for building exact shingle sets.
     set: crate::shingle::SetScratch,
-    /// The second document's normalized text, when a pair is verified by streaming.
-    other: String,
-    /// The table that counts a streamed pair's overlap.
+    /// The table that counts a small component's overlaps.
     overlap: OverlapTable,
 }
 
@@ -283,9 +282,6 @@ impl Scratch {
         }
         release_large(&mut self.hashes, SCRATCH_KEEP_BYTES);
         self.set.release_large(SCRATCH_KEEP_BYTES);
-        if self.other.capacity() > SCRATCH_KEEP_BYTES {
-            self.other = String::new();
-        }
         self.overlap.release_large(SCRATCH_KEEP_BYTES);
     }
 }
@@ -842,22 +838,20 @@ impl Pipeline {
         let mut kept = Vec::new();
         let mut skips = Vec::new();
         let scratches = Scratches::new();
-        let (lone, pairs) = lone_pairs(docs, pairs);
-        let overlaps: Vec<_> = lone
+        let (small, pairs) = small_components(docs, pairs);
+        let counted: Vec<_> = small
             .par_iter()
-            .map(|p| scratches.with(|s| self.stream_overlap(docs, p, s)))
+            .map(|c| scratches.with(|s| self.count_small(docs, c, prints, s)))
             .collect();
-        for (p, overlap) in lone.iter().zip(overlaps) {
-            let p = match overlap {
-                Ok(o) => self.with_overlap(p, o),
-                // A lone pair's documents are in no other pair, so their skips are new.
-                Err(errors) => {
-                    skips.extend(errors);
-                    *p
+        for (c, (overlaps, errors)) in small.iter().zip(counted) {
+            // A small component's documents are in no other pair, so their skips are new.
+            skips.extend(errors);
+            for (p, overlap) in c.pairs.iter().zip(overlaps) {
+                // Without an overlap (a document could not be read again), the estimate judges.
+                let p = overlap.map_or(*p, |o| self.with_overlap(p, o));
+                if self.verifier.accept_exact(self.score(&p)) {
+                    kept.push(p);
                 }
-            };
-            if self.verifier.accept_exact(self.score(&p)) {
-                kept.push(p);
             }
         }
         // A compressed source is decompressed again from its start for each batch that reads
@@ -1001,44 +995,123 @@ impl Pipeline {
         }
     }
 
-    /// Reads the two files of a pair again and counts the overlap of their shingle sets as the
-    /// hashes are made (see [`OverlapTable`]), with no set sorted or stored; the reasons when
-    /// either could not be read.
-    fn stream_overlap(
+    /// Reads the files of a small component again and counts each pair's overlap as the hashes
+    /// are made (see [`OverlapTable`]), with no set sorted or stored: each pair's overlap, or
+    /// none when one of its documents could not be read again, whose reasons come second. Files
+    /// with equal text are read once. A component of more than [`TABLE_MAX_BYTES`] of text
+    /// builds sorted sets instead.
+    fn count_small(
         &self,
         docs: &[Document],
-        p: &Pair,
+        c: &Small,
+        prints: TextPrints,
         s: &mut Scratch,
-    ) -> std::result::Result<Overlap, Vec<Skip>> {
-        let (da, db) = (&docs[p.a as usize], &docs[p.b as usize]);
+    ) -> (Vec<Option<Overlap>>, Vec<Skip>) {
+        // The component's documents (by their place in `c.docs`) grouped by equal text.
+        let mut groups: Vec<(Option<u128>, Vec<usize>)> = Vec::new();
+        for (m, &d) in c.docs.iter().enumerate() {
+            let print = prints.of(d);
+            match groups
+                .iter_mut()
+                .find(|(p, _)| print.is_some() && *p == print)
+            {
+                Some((_, members)) => members.push(m),
+                None => groups.push((print, vec![m])),
+            }
+        }
+        let groups: Vec<Vec<usize>> = groups.into_iter().map(|(_, g)| g).collect();
+        let seed = self.config.seed;
+        // Each pair's overlap, given the documents read (bit `m` for `c.docs[m]`).
+        let each_pair = |read: u8, overlap: &dyn Fn(usize, usize) -> Overlap| {
+            let member = |d: u32| c.docs.iter().position(|&x| x == d).expect("a member");
+            c.pairs
+                .iter()
+                .map(|p| {
+                    let (i, j) = (member(p.a), member(p.b));
+                    (read >> i & read >> j & 1 == 1).then(|| overlap(i, j))
+                })
+                .collect()
+        };
         let Scratch {
             file,
             text,
-            other,
             overlap,
             set,
             ..
-        } = s;
-        let ra = self.reload_text(da, file, text);
-        let rb = self.reload_text(db, file, other);
-        if ra.is_err() || rb.is_err() {
-            return Err([ra.err(), rb.err()].into_iter().flatten().collect());
-        }
-        let seed = self.config.seed;
-        let counted = if text.len() + other.len() <= STREAM_MAX_PAIR_BYTES {
-            // Each text's length bounds its count of shingles (one at most per byte).
-            overlap.start(text.len() + other.len() + 2);
-            self.shingler
-                .for_each_hash(text, seed, |h| overlap.add_a(h));
-            self.shingler
-                .for_each_hash(other, seed, |h| overlap.add_b(h));
-            overlap.overlap()
-        } else {
-            let x = self.shingler.hash_set_with(text, seed, set);
-            Overlap::of_sets(&x, self.shingler.hash_set_in(other, seed, set))
+        } = &mut *s;
+        let mut bytes = 0;
+        let mut first = true;
+        let counted = self.read_groups(docs, c, &groups, file, text, |members, text| {
+            bytes += text.len();
+            if bytes > TABLE_MAX_BYTES {
+                return false;
+            }
+            if std::mem::take(&mut first) {
+                // A char shingle starts at each byte at most, and near copies share most of
+                // their shingles: twice the first text's length is room for them all.
+                overlap.start(2 * text.len() + 2);
+            }
+            overlap.add_set(members, |f| {
+                self.shingler.for_each_hash(text, seed, |h| f.add(h));
+            });
+            true
+        });
+        let counted = match counted {
+            Some((read, skips)) => (each_pair(read, &|i, j| overlap.overlap(i, j)), skips),
+            None => {
+                // Too much text for the table: each text's sorted set, and a merge for each
+                // pair.
+                let mut of_member = [usize::MAX; MAX_SETS];
+                let mut sets: Vec<Vec<u64>> = Vec::new();
+                let (read, skips) = self
+                    .read_groups(docs, c, &groups, file, text, |members, text| {
+                        for m in (0..MAX_SETS).filter(|m| members >> m & 1 == 1) {
+                            of_member[m] = sets.len();
+                        }
+                        sets.push(self.shingler.hash_set_with(text, seed, set));
+                        true
+                    })
+                    .expect("never stopped");
+                let of_sets =
+                    |i: usize, j: usize| Overlap::of_sets(&sets[of_member[i]], &sets[of_member[j]]);
+                (each_pair(read, &of_sets), skips)
+            }
         };
         s.release_large();
-        Ok(counted)
+        counted
+    }
+
+    /// Reads each group of equal texts of a small component once and hands `each` the group's
+    /// members read (bit `m` for `c.docs[m]`) and their normalized text: the first file of a
+    /// group that can be read again stands for the rest, and a file that cannot is skipped.
+    /// Returns the members read and the skips, or `None` as soon as `each` returns false.
+    fn read_groups(
+        &self,
+        docs: &[Document],
+        c: &Small,
+        groups: &[Vec<usize>],
+        file: &mut Vec<u8>,
+        text: &mut String,
+        mut each: impl FnMut(u8, &str) -> bool,
+    ) -> Option<(u8, Vec<Skip>)> {
+        let mut read = 0u8;
+        let mut skips = Vec::new();
+        for group in groups {
+            for (k, &m) in group.iter().enumerate() {
+                match self.reload_text(&docs[c.docs[m] as usize], file, text) {
+                    Ok(()) => {
+                        let members = group[k..].iter().fold(0u8, |b, &m| b | 1 << m);
+                        if !each(members, text) {
+                            return None;
+                        }
+                        read |= members;
+                        break;
+                    }
+                    Err(skip) => skips.push(skip),
+                }
+            }
+        }
+        Some((read, skips))
     }
 
     /// Reads a file document again and leaves its normalized text in `text`.
@@ -1180,25 +1253,74 @@ fn reload_failure(doc: &Document, reason: String) -> Skip {
     }
 }
 
-/// Splits the pairs to verify exactly into those whose two documents are files in no other
-/// pair, and the rest. Why: a document in several pairs is best read once, its sorted set kept
-/// and merged with each; a lone pair's sets would each be sorted, stored and merged once, and
-/// counting its overlap in a table as the hashes are made costs about three quarters of that
-/// (see [`OverlapTable`]), with nothing stored. On the benchmark corpus 990 of the 1,648
-/// connected components of the pairs are lone pairs, and they hold 29% of the bytes read again.
-/// Records are left to the batches, which read each source once per batch in offset order.
-fn lone_pairs(docs: &[Document], pairs: Vec<Pair>) -> (Vec<Pair>, Vec<Pair>) {
-    let mut uses = vec![0u8; docs.len()];
+/// A connected component of the pairs to verify exactly, small enough for one
+/// [`OverlapTable`]: at most [`MAX_SETS`] documents, every one a file.
+#[derive(Debug, PartialEq)]
+struct Small {
+    /// Its documents, in order of first appearance in its pairs.
+    docs: Vec<u32>,
+    /// Its pairs, in their order.
+    pairs: Vec<Pair>,
+}
+
+/// Splits the pairs to verify exactly into the small components (see [`Small`]) and the rest.
+/// Why: a document in many pairs is best read once, its sorted set kept and merged with each;
+/// in a small component each set would be sorted, stored and merged once or twice, and counting
+/// all its overlaps in one table as the hashes are made costs far less (see [`OverlapTable`]),
+/// with nothing stored. On the benchmark corpus 1,585 of the 1,648 connected components have at
+/// most eight documents, and they hold 56% of the bytes read again. Records are left to the
+/// batches, which read each source once per batch in offset order.
+fn small_components(docs: &[Document], pairs: Vec<Pair>) -> (Vec<Small>, Vec<Pair>) {
+    let mut uf = crate::cluster::UnionFind::new(docs.len());
     for p in &pairs {
-        for d in [p.a, p.b] {
-            uses[d as usize] = uses[d as usize].saturating_add(1);
+        uf.union(p.a, p.b);
+    }
+    // Components numbered in order of their first pair.
+    let mut component = vec![u32::MAX; docs.len()];
+    let mut count = 0;
+    for p in &pairs {
+        let root = uf.find(p.a) as usize;
+        if component[root] == u32::MAX {
+            component[root] = count;
+            count += 1;
         }
     }
-    let lone_file =
-        |d: u32| uses[d as usize] == 1 && matches!(docs[d as usize].origin, Origin::File(_));
-    pairs
+    let component_of =
+        |d: u32, uf: &mut crate::cluster::UnionFind| component[uf.find(d) as usize] as usize;
+    // Each component's documents, until it proves too large or holds a record.
+    let mut members: Vec<Option<Vec<u32>>> = vec![Some(Vec::new()); count as usize];
+    for p in &pairs {
+        let c = component_of(p.a, &mut uf);
+        let Some(docs_of) = &mut members[c] else {
+            continue;
+        };
+        for d in [p.a, p.b] {
+            if !docs_of.contains(&d) {
+                docs_of.push(d);
+            }
+        }
+        let is_file = |d: u32| matches!(docs[d as usize].origin, Origin::File(_));
+        if docs_of.len() > MAX_SETS || !is_file(p.a) || !is_file(p.b) {
+            members[c] = None;
+        }
+    }
+    let mut small: Vec<Option<Small>> = members
         .into_iter()
-        .partition(|p| lone_file(p.a) && lone_file(p.b))
+        .map(|m| {
+            m.map(|docs| Small {
+                docs,
+                pairs: Vec::new(),
+            })
+        })
+        .collect();
+    let mut rest = Vec::new();
+    for p in pairs {
+        match &mut small[component_of(p.a, &mut uf)] {
+            Some(c) => c.pairs.push(p),
+            None => rest.push(p),
+        }
+    }
+    (small.into_iter().flatten().collect(), rest)
 }
 
 /// The fingerprints of a signed corpus's texts, looked up by document (see
@@ -1445,15 +1567,15 @@ mod tests {
     }
 
     #[test]
-    fn lone_pairs_are_pairs_of_files_in_no_other_pair() {
+    fn small_components_have_at_most_eight_documents_all_files() {
         let file = |i: u32| Document {
             id: format!("f{i}"),
             origin: Origin::File(PathBuf::from(format!("f{i}"))),
             empty: false,
         };
-        let mut docs: Vec<Document> = (0..6).map(file).collect();
+        let mut docs: Vec<Document> = (0..24).map(file).collect();
         docs.push(Document {
-            id: "r6".into(),
+            id: "r24".into(),
             origin: Origin::Record {
                 source: Arc::new(RecordSource::named("stdin")),
                 line: 1,
@@ -1461,12 +1583,36 @@ mod tests {
             },
             empty: false,
         });
-        let pairs = vec![pair(0, 1), pair(2, 3), pair(3, 4), pair(5, 6)];
-        let (lone, rest) = lone_pairs(&docs, pairs);
+        // A lone pair, a chain of three, a star of nine, a star of eight whose pairs come
+        // between another component's, and a pair with a record.
+        let mut pairs = vec![pair(0, 1), pair(2, 3), pair(4, 3)];
+        pairs.extend((6..14).map(|i| pair(5, i)));
+        pairs.extend([pair(14, 15), pair(22, 23), pair(14, 16)]);
+        pairs.extend((17..21).map(|i| pair(i, 14)));
+        pairs.extend([pair(21, 14), pair(23, 24)]);
+        let (small, rest) = small_components(&docs, pairs);
         let ends = |v: &[Pair]| v.iter().map(|p| (p.a, p.b)).collect::<Vec<_>>();
-        assert_eq!(ends(&lone), [(0, 1)]);
-        // 3 is in two pairs; 6 is a record, read again with its source's other records.
-        assert_eq!(ends(&rest), [(2, 3), (3, 4), (5, 6)]);
+        type Ends = Vec<(u32, u32)>;
+        let got: Vec<(Vec<u32>, Ends)> = small
+            .iter()
+            .map(|c| (c.docs.clone(), ends(&c.pairs)))
+            .collect();
+        let star: Vec<(u32, u32)> = [(14, 15), (14, 16)]
+            .into_iter()
+            .chain((17..22).map(|i| (i, 14)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (vec![0, 1], vec![(0, 1)]),
+                (vec![2, 3, 4], vec![(2, 3), (4, 3)]),
+                ((14..22).collect(), star),
+            ]
+        );
+        // Nine documents are too many; 24 is a record, read again with its source's records.
+        let mut want: Vec<(u32, u32)> = (6..14).map(|i| (5, i)).collect();
+        want.extend([(22, 23), (23, 24)]);
+        assert_eq!(ends(&rest), want);
     }
 
     /// Scans `dir` with exact verification by `measure`, removing `gone` between the phases.
@@ -1490,25 +1636,44 @@ mod tests {
         (p, report)
     }
 
+    /// Nine near copies of one text, `{prefix}{i}.txt`: a component too large for one
+    /// [`OverlapTable`], verified in a batch of sorted sets.
+    fn nine_near_copies(prefix: &str, seed: u64) -> Vec<(String, String)> {
+        let base = words(seed, 500);
+        (0..9)
+            .map(|i| {
+                (
+                    format!("{prefix}{i}.txt"),
+                    format!("{base} {}", words(seed + 1 + i, 3)),
+                )
+            })
+            .collect()
+    }
+
     #[test]
-    fn a_lone_pair_measures_to_the_bit_what_a_batched_pair_does() {
+    fn small_components_measure_to_the_bit_what_batched_pairs_do() {
         let dir = tempfile::tempdir().unwrap();
         let base = words(7, 600);
-        let texts = [
+        let mut texts = vec![
             // A lone pair...
-            ("lone-a.txt", base.clone()),
+            ("lone-a.txt".to_string(), base.clone()),
             (
-                "lone-b.txt",
+                "lone-b.txt".to_string(),
                 format!("{base} and a tail of words at the end"),
             ),
-            // ... and a chain of three, whose sets are built once each and merged.
-            ("chain-a.txt", words(8, 500)),
-            ("chain-b.txt", format!("{} one more", words(8, 500))),
+            // ... a chain of three...
+            ("chain-a.txt".to_string(), words(8, 500)),
             (
-                "chain-c.txt",
+                "chain-b.txt".to_string(),
+                format!("{} one more", words(8, 500)),
+            ),
+            (
+                "chain-c.txt".to_string(),
                 format!("{} one more and another", words(8, 500)),
             ),
         ];
+        // ... and nine near copies, whose sets are built once each and merged.
+        texts.extend(nine_near_copies("nine-", 20));
         for (name, text) in &texts {
             std::fs::write(dir.path().join(name), text).unwrap();
         }
@@ -1516,12 +1681,12 @@ mod tests {
             let (p, report) = scan_exact(dir.path(), measure, &[]);
             let text_of = |i: u32| {
                 let id = &report.documents[i as usize].id;
-                &texts.iter().find(|t| id.ends_with(t.0)).unwrap().1
+                &texts.iter().find(|t| id.ends_with(&t.0)).unwrap().1
             };
             assert_eq!(
                 report.pairs.len(),
-                4,
-                "{measure:?}: 1 lone pair, 3 in the chain"
+                1 + 3 + 36,
+                "{measure:?}: 1 lone pair, 3 in the chain, 36 among the nine"
             );
             for q in &report.pairs {
                 let (x, y) = (p.shingle_set(text_of(q.a)), p.shingle_set(text_of(q.b)));
@@ -1537,27 +1702,31 @@ mod tests {
     }
 
     #[test]
-    fn a_lone_pair_too_large_for_the_table_is_measured_by_its_sorted_sets() {
+    fn a_small_component_too_large_for_the_table_is_measured_by_its_sorted_sets() {
         let dir = tempfile::tempdir().unwrap();
-        // Two texts of over 2 MiB each: more than `STREAM_MAX_PAIR_BYTES` together.
-        let base = words(9, 400_000);
+        // Three texts of over 1.3 MiB each: more than `TABLE_MAX_BYTES` together, but not the
+        // first two.
+        let base = words(9, 250_000);
         let texts = [
             base.clone(),
             format!("{base} and a tail of words at the end"),
+            format!("{base} and another tail of words"),
         ];
-        assert!(texts[0].len() + texts[1].len() > STREAM_MAX_PAIR_BYTES);
+        assert!(texts[0].len() + texts[1].len() <= TABLE_MAX_BYTES);
+        assert!(texts.iter().map(String::len).sum::<usize>() > TABLE_MAX_BYTES);
         for (i, text) in texts.iter().enumerate() {
             std::fs::write(dir.path().join(format!("{i}.txt")), text).unwrap();
         }
         let (p, report) = scan_exact(dir.path(), Measure::Jaccard, &[]);
-        assert_eq!(report.pairs.len(), 1);
-        let (x, y) = (p.shingle_set(&texts[0]), p.shingle_set(&texts[1]));
-        let want = jaccard(&x, &y);
-        assert!(want > 0.99 && want < 1.0, "{want}");
-        assert_eq!(
-            report.pairs[0].jaccard.map(f64::to_bits),
-            Some(want.to_bits())
-        );
+        assert_eq!(report.pairs.len(), 3);
+        for q in &report.pairs {
+            let name = |i: u32| report.documents[i as usize].id.rsplit('/').next().unwrap();
+            let text = |i: u32| &texts[name(i)[..1].parse::<usize>().unwrap()];
+            let (x, y) = (p.shingle_set(text(q.a)), p.shingle_set(text(q.b)));
+            let want = jaccard(&x, &y);
+            assert!(want > 0.99 && want < 1.0, "{want}");
+            assert_eq!(q.jaccard.map(f64::to_bits), Some(want.to_bits()));
+        }
     }
 
     #[test]
@@ -1573,11 +1742,22 @@ mod tests {
             let text = format!("{} {name}", words(seed, 400));
             std::fs::write(dir.path().join(name), text).unwrap();
         }
-        // Both files of the lone pair a-b, and two of the chain c-d-e, are gone.
+        for (name, text) in nine_near_copies("nine-", 30) {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        // Both files of the lone pair a-b, two of the chain c-d-e, and two of the nine (a
+        // batch) are gone.
         let (_, report) = scan_exact(
             dir.path(),
             Measure::Jaccard,
-            &["a.txt", "b.txt", "c.txt", "d.txt"],
+            &[
+                "a.txt",
+                "b.txt",
+                "c.txt",
+                "d.txt",
+                "nine-0.txt",
+                "nine-1.txt",
+            ],
         );
         let mut gone: Vec<&str> = report
             .skipped
@@ -1585,15 +1765,34 @@ mod tests {
             .map(|s| s.id.rsplit('/').next().unwrap())
             .collect();
         gone.sort_unstable();
-        assert_eq!(gone, ["a.txt", "b.txt", "c.txt", "d.txt"]);
+        assert_eq!(
+            gone,
+            [
+                "a.txt",
+                "b.txt",
+                "c.txt",
+                "d.txt",
+                "nine-0.txt",
+                "nine-1.txt"
+            ]
+        );
         assert!(report.skipped.iter().all(|s| {
             s.kind == SkipKind::Unreadable
                 && s.reason
                     .starts_with("could not be read again for exact verification")
         }));
-        // Every pair is still judged, on its estimate (each is far above the threshold).
-        assert_eq!(report.pairs.len(), 4);
-        assert!(report.pairs.iter().all(|q| q.jaccard.is_none()));
+        // Every pair is still judged, those with a file gone on their estimate (each is far
+        // above the threshold), the others exactly.
+        assert_eq!(report.pairs.len(), 4 + 36);
+        let name = |i: u32| report.documents[i as usize].id.rsplit('/').next().unwrap();
+        for q in &report.pairs {
+            let read = |i: u32| !gone.contains(&name(i));
+            assert_eq!(q.jaccard.is_some(), read(q.a) && read(q.b), "{q:?}");
+        }
+        assert_eq!(
+            report.pairs.iter().filter(|q| q.jaccard.is_some()).count(),
+            21
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::minhash::standard_error;
 
 pub mod overlap;
-pub use overlap::{Overlap, OverlapTable};
+pub use overlap::{Filler, MAX_SETS, Overlap, OverlapTable};
 
 /// How candidate pairs are verified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
