@@ -26,8 +26,8 @@ use ndup::normalize::{NormalizeOptions, normalize_into};
 use ndup::scan::Pipeline;
 use ndup::shingle::{ShingleOptions, Shingler};
 use ndup::verify::{
-    EXACT_SCREEN_Z, OverlapTable, SKETCH_BINS, bin_sketch, jaccard, jaccard_at_least,
-    jaccard_screened, sketch_rejects,
+    Core, EXACT_SCREEN_Z, OverlapTable, SKETCH_BINS, Split, bin_sketch, jaccard, jaccard_at_least,
+    jaccard_screened, jaccard_screened_split, sketch_rejects,
 };
 
 /// Divides the input sizes: 1 under `cargo bench`, 16 when `cargo test` runs the benchmarks once
@@ -381,6 +381,38 @@ fn bench_verify(c: &mut Criterion) {
     assert!(sketch_rejects(&sa, &sb, t, EXACT_SCREEN_Z));
     g.bench_function("exact-reject-sketch", |bench| {
         bench.iter(|| sketch_rejects(black_box(&sa), black_box(&sb), t, EXACT_SCREEN_Z))
+    });
+    // The same pair split by a core of about 4,096 of the first set's elements (boilerplate
+    // shared by a batch, the size of the benchmark corpus's largest batch's): the core's part is
+    // counted with bits, the rest merged.
+    let mut sample: Vec<u64> = a.iter().step_by((a.len() / 4096).max(1)).copied().collect();
+    let core = Core::from_sample(&mut sample, 1);
+    let split = |set: &[u64]| {
+        let (mut bits, mut rest) = (vec![0; core.words()], vec![0; set.len()]);
+        let len = core.split_into(set, &mut rest, &mut bits);
+        rest.truncate(len);
+        (bits, rest)
+    };
+    let ((ab, ar), (bb, br)) = (split(&a), split(&b));
+    g.bench_function("exact-jaccard-split", |bench| {
+        bench.iter(|| {
+            jaccard_screened_split(
+                black_box(Split {
+                    bits: &ab,
+                    rest: &ar,
+                }),
+                black_box(Split {
+                    bits: &bb,
+                    rest: &br,
+                }),
+                0.0,
+                EXACT_SCREEN_Z,
+            )
+        })
+    });
+    g.bench_function("exact-split-by-core", |bench| {
+        let (mut bits, mut rest) = (vec![0; core.words()], vec![0; a.len()]);
+        bench.iter(|| core.split_into(black_box(&a), &mut rest, &mut bits))
     });
     g.bench_function("exact-make-sketch", |bench| {
         let mut out = vec![0; SKETCH_BINS];

@@ -369,20 +369,205 @@ pub fn jaccard_screened(a: &[u64], b: &[u64], t: f64, z: f64) -> Option<f64> {
     merge_at_least(a, b, t, Some(z)).0
 }
 
+/// A set split by a [`core`](core_of): which of the core's elements it holds, one bit each
+/// (bit `i % 64` of word `i / 64` for `core[i]`), and the rest of its elements, sorted.
+#[derive(Debug, Clone, Copy)]
+pub struct Split<'a> {
+    /// The core's elements held.
+    pub bits: &'a [u64],
+    /// The other elements, sorted and distinct.
+    pub rest: &'a [u64],
+}
+
+impl Split<'_> {
+    /// The set's size.
+    pub fn len(&self) -> usize {
+        self.rest.len()
+            + self
+                .bits
+                .iter()
+                .map(|w| w.count_ones() as usize)
+                .sum::<usize>()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The elements shared by many sets of a batch, which [`Core::split`] takes out of each set
+/// as bits.
+///
+/// Why: in a batch of many documents of one kind (a program's manual pages, one site's pages),
+/// boilerplate makes up much of every set, and each merge goes through it again. Held as bits,
+/// that part of an overlap is a few `and`s and popcounts, and the sets stored are smaller. On
+/// the benchmark corpus's largest batch (3,895 manual pages of one program), the elements in at
+/// least a tenth of 64 sampled sets are 3,697 hashes and 76% of all the sets' elements.
+#[derive(Debug, Clone, Default)]
+pub struct Core {
+    /// The core's elements, sorted: element `i` is bit `i`.
+    elements: Vec<u64>,
+    /// An open-addressing table of the elements (linear probing on the top bits), for
+    /// [`Core::split`]'s lookups, with each slot's element number plus one (0: empty).
+    keys: Vec<u64>,
+    numbers: Vec<u32>,
+    shift: u32,
+}
+
+impl Core {
+    /// The elements in at least `min_count` (at least 1) of the sorted, distinct sets whose
+    /// elements are all in `sample`, in any order (it is sorted in place).
+    pub fn from_sample(sample: &mut [u64], min_count: usize) -> Core {
+        sample.sort_unstable();
+        let elements: Vec<u64> = sample
+            .chunk_by(|x, y| x == y)
+            .filter(|run| run.len() >= min_count.max(1))
+            .map(|run| run[0])
+            .collect();
+        // At most a quarter full: nearly every lookup ends at its first slot.
+        let log2 = (elements.len() * 4)
+            .max(16)
+            .next_power_of_two()
+            .trailing_zeros();
+        let (mut keys, mut numbers) = (vec![0; 1 << log2], vec![0u32; 1 << log2]);
+        let mask = (1usize << log2) - 1;
+        for (i, &h) in elements.iter().enumerate() {
+            let mut s = (h >> (64 - log2)) as usize;
+            while numbers[s] != 0 {
+                s = (s + 1) & mask;
+            }
+            keys[s] = h;
+            numbers[s] = i as u32 + 1;
+        }
+        Core {
+            elements,
+            keys,
+            numbers,
+            shift: 64 - log2,
+        }
+    }
+
+    /// The core's elements, sorted.
+    pub fn elements(&self) -> &[u64] {
+        &self.elements
+    }
+
+    /// The 64-bit words of a set's bits.
+    pub fn words(&self) -> usize {
+        self.elements.len().div_ceil(64)
+    }
+
+    /// The number of `h` in the core plus one, or 0 when it is not there.
+    #[inline(always)]
+    fn number(&self, h: u64) -> usize {
+        let mask = self.keys.len() - 1;
+        // The first slot settles nearly every lookup (the table is at most a quarter full), so
+        // it is judged without a branch; only a slot held by another element goes on.
+        let mut s = (h >> self.shift) as usize & mask;
+        let (n, k) = (self.numbers[s], self.keys[s]);
+        if n == 0 || k == h {
+            return n as usize * usize::from(k == h);
+        }
+        loop {
+            s = (s + 1) & mask;
+            match self.numbers[s] {
+                0 => return 0,
+                n if self.keys[s] == h => return n as usize,
+                _ => {}
+            }
+        }
+    }
+
+    /// Splits the sorted `sorted` (repeats allowed): sets the bit of each core element it
+    /// holds in `bits` ([`words`](Self::words) long, cleared here), writes its other distinct
+    /// elements to the front of `out` (which has room for all of `sorted`), in order, and
+    /// returns how many they are.
+    pub fn split_into(&self, sorted: &[u64], out: &mut [u64], bits: &mut [u64]) -> usize {
+        bits.fill(0);
+        if self.elements.is_empty() {
+            return crate::shingle::dedup_into(sorted, out);
+        }
+        let Some(&first) = sorted.first() else {
+            return 0;
+        };
+        let out = &mut out[..sorted.len()];
+        let (mut rest, mut last) = (0, !first);
+        for &h in sorted {
+            // Written either way, kept only when new and not in the core, and the bit set
+            // either way (bit 0 of word 0 with nothing in it when not): no branch on either.
+            // `rest` never passes the position of `h`, so the slot is in bounds.
+            out[rest.min(sorted.len() - 1)] = h;
+            let n = self.number(h);
+            let i = n.saturating_sub(1);
+            bits[i / 64] |= u64::from(n != 0) << (i % 64);
+            rest += usize::from(n == 0 && h != last);
+            last = h;
+        }
+        rest
+    }
+}
+
+/// [`jaccard_screened`] of two sets split by the same core: the exact Jaccard when it is at least
+/// `t`, `None` when it is below (or, rarely, when the screen at `z` judges it hopeless).
+pub fn jaccard_screened_split(a: Split, b: Split, t: f64, z: f64) -> Option<f64> {
+    assert_eq!(a.bits.len(), b.bits.len(), "sets split by one core");
+    let both: usize = a
+        .bits
+        .iter()
+        .zip(b.bits)
+        .map(|(x, y)| (x & y).count_ones() as usize)
+        .sum();
+    let base = Base {
+        both,
+        a: a.len() - a.rest.len(),
+        b: b.len() - b.rest.len(),
+    };
+    merge_from(a.rest, b.rest, base, t, Some(z)).0
+}
+
+/// What a merge starts from: the overlap and the sizes of parts of the two sets counted already
+/// (the core's, for a [`Split`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Base {
+    both: usize,
+    a: usize,
+    b: usize,
+}
+
 /// [`jaccard_at_least`], screened when `z` is given, and how many elements of the two sets
 /// were merged before it decided (what the tests check the early stops by).
 fn merge_at_least(a: &[u64], b: &[u64], t: f64, z: Option<f64>) -> (Option<f64>, usize) {
-    let total = (a.len() + b.len()) as f64;
+    merge_from(a, b, Base::default(), t, z)
+}
+
+/// [`merge_at_least`] of two sets of which `base` was counted already, and `a` and `b` are the
+/// rest.
+fn merge_from(a: &[u64], b: &[u64], base: Base, t: f64, z: Option<f64>) -> (Option<f64>, usize) {
+    let total = (base.a + base.b + a.len() + b.len()) as f64;
     // The best case: every shingle of the smaller set is in the larger one.
     let max_j = |inter: usize| inter as f64 / (total - inter as f64);
-    // The screen's variance at the threshold (the worst case of a pair that should pass).
-    let var = t * (1.0 - t);
+    // The screen judges the share of the rest's union in both, against the share the rest needs
+    // for the pair to reach `t`: with no base, that share is `t` itself. Its variance is the
+    // larger of that share's and the threshold's, so that a share near 0 or 1, where the normal
+    // approximation is poor, gets no less slack than the threshold's (the worst case of a pair
+    // that should pass).
+    let rest = (a.len() + b.len()) as f64;
+    let need = t / (1.0 + t) * total - base.both as f64;
+    let share = if base.both == 0 && base.a + base.b == 0 {
+        t
+    } else {
+        need / (rest - need)
+    };
+    let var = (share * (1.0 - share)).max(t * (1.0 - t));
+    let screen = share > 0.0;
     // A little slack, so that rounding never drops a pair `jaccard` would keep.
     let t = t - 1e-9;
-    if max_j(a.len().min(b.len())) < t {
+    let share = share - 1e-9;
+    if max_j(base.both + a.len().min(b.len())) < t {
         return (None, 0);
     }
-    let (mut i, mut j, mut n) = (0, 0, 0);
+    let (mut i, mut j, mut n) = (0, 0, base.both);
     while i < a.len() && j < b.len() {
         // Check the bounds once per stretch of 512 elements of `a`, not on every step; of 128
         // at first, so that the screen judges a hopeless pair soon after its sample is large
@@ -394,16 +579,20 @@ fn merge_at_least(a: &[u64], b: &[u64], t: f64, z: Option<f64>) -> (Option<f64>,
             return (None, i + j);
         }
         if let Some(z) = z
+            && screen
             && i < a.len()
             && j < b.len()
         {
-            // The sample: the union's elements below the next unmerged one, v. Every match
-            // counted is below v and every match below v is counted; a block merge may have
-            // passed elements of one side above v, so those are left out.
+            // The sample: the rest's union elements below the next unmerged one, v. Every
+            // match counted is below v and every match below v is counted; a block merge may
+            // have passed elements of one side above v, so those are left out.
             let v = a[i].min(b[j]);
             let below = |s: &[u64]| s.partition_point(|&x| x < v);
-            let u = below(&a[..i]) + below(&b[..j]) - n;
-            if u >= SCREEN_MIN_SAMPLE && (n as f64) < u as f64 * t - z * (var * u as f64).sqrt() {
+            let matched = n - base.both;
+            let u = below(&a[..i]) + below(&b[..j]) - matched;
+            if u >= SCREEN_MIN_SAMPLE
+                && (matched as f64) < u as f64 * share - z * (var * u as f64).sqrt()
+            {
                 return (None, i + j);
             }
         }
@@ -716,6 +905,140 @@ mod tests {
                 "seed {seed}"
             );
         }
+    }
+
+    /// `set` split by `core`, as owned bits and rest.
+    fn split_by(core: &Core, sorted: &[u64]) -> (Vec<u64>, Vec<u64>) {
+        let mut bits = vec![u64::MAX; core.words()];
+        let mut rest = vec![0; sorted.len()];
+        let len = core.split_into(sorted, &mut rest, &mut bits);
+        rest.truncate(len);
+        (bits, rest)
+    }
+
+    #[test]
+    fn a_core_holds_the_elements_of_enough_sets_and_splits_sets_by_them() {
+        // 0 and u64::MAX in three sets, 7 in two, the rest in one.
+        let sets: [&[u64]; 3] = [&[0, 7, 9, u64::MAX], &[0, 7, u64::MAX], &[0, 5, u64::MAX]];
+        let mut sample: Vec<u64> = sets.iter().flat_map(|s| s.iter().copied()).collect();
+        let core = Core::from_sample(&mut sample, 2);
+        assert_eq!(core.elements(), [0, 7, u64::MAX]);
+        assert_eq!(core.words(), 1);
+        // Repeats in the input count once; 0 is a core element like any other.
+        let (bits, rest) = split_by(&core, &[0, 0, 3, 7, 8, 8, 9]);
+        assert_eq!((bits, rest), (vec![0b011], vec![3, 8, 9]));
+        let (bits, rest) = split_by(&core, &[1, u64::MAX]);
+        assert_eq!((bits, rest), (vec![0b100], vec![1]));
+        assert_eq!(split_by(&core, &[]), (vec![0], vec![]));
+        // No core: the set, without its repeats, and no bits.
+        let none = Core::default();
+        assert_eq!(none.words(), 0);
+        assert_eq!(split_by(&none, &[2, 2, 3]), (vec![], vec![2, 3]));
+    }
+
+    proptest::proptest! {
+        /// A split set is its core bits and its rest, and two split sets measure the Jaccard of
+        /// the whole sets to the bit (with the screen off: `z` so large it never judges).
+        #[test]
+        fn split_sets_measure_what_whole_sets_do(
+            x in proptest::collection::btree_set(proptest::prop_oneof![0u64..400, proptest::num::u64::ANY], 0..700),
+            y in proptest::collection::btree_set(proptest::prop_oneof![0u64..400, proptest::num::u64::ANY], 0..700),
+            sample in proptest::collection::vec(0u64..400, 0..800),
+            min_count in 1usize..4,
+            t in 0.0f64..=1.0,
+        ) {
+            let (a, b): (Vec<u64>, Vec<u64>) = (x.iter().copied().collect(), y.iter().copied().collect());
+            let mut sample = sample;
+            let core = Core::from_sample(&mut sample, min_count);
+            let (ab, ar) = split_by(&core, &a);
+            let (bb, br) = split_by(&core, &b);
+            let whole = |bits: &[u64], rest: &[u64]| {
+                let mut v: Vec<u64> = rest.to_vec();
+                v.extend(core.elements().iter().enumerate().filter(|(i, _)| bits[i / 64] >> (i % 64) & 1 == 1).map(|(_, &h)| h));
+                v.sort_unstable();
+                v
+            };
+            proptest::prop_assert_eq!(whole(&ab, &ar), a.clone());
+            proptest::prop_assert!(ar.windows(2).all(|w| w[0] < w[1]));
+            let (sa, sb) = (Split { bits: &ab, rest: &ar }, Split { bits: &bb, rest: &br });
+            proptest::prop_assert_eq!(sa.len(), a.len());
+            let j = jaccard(&a, &b);
+            let got = jaccard_screened_split(sa, sb, t, 1e9);
+            proptest::prop_assert_eq!(got.map(f64::to_bits), (j >= t - 1e-9).then_some(j.to_bits()));
+            // Screened, it may only drop a pair, never change a Jaccard or invent one.
+            let screened = jaccard_screened_split(sa, sb, t, EXACT_SCREEN_Z);
+            proptest::prop_assert!(screened.is_none() || screened == got);
+        }
+    }
+
+    #[test]
+    fn the_screen_of_split_sets_never_stops_a_passing_pair() {
+        // Pairs exactly at the threshold, with a core of many shared elements and of some held
+        // by one side only, over many hash seeds and sizes: never stopped, their Jaccard exact.
+        for seed in 0..200 {
+            let only = 60 + seed * 97 % 2_500;
+            let (a, b) = pair_with(seed, 8 * only, only);
+            assert_eq!(jaccard(&a, &b), 0.8);
+            // The core: every third element of `a` (shared or not), and some of `b`'s own.
+            let mut sample: Vec<u64> = a
+                .iter()
+                .step_by(3)
+                .chain(b.iter().step_by(7))
+                .copied()
+                .collect();
+            let core = Core::from_sample(&mut sample, 1);
+            let ((ab, ar), (bb, br)) = (split_by(&core, &a), split_by(&core, &b));
+            let (sa, sb) = (
+                Split {
+                    bits: &ab,
+                    rest: &ar,
+                },
+                Split {
+                    bits: &bb,
+                    rest: &br,
+                },
+            );
+            assert_eq!(
+                jaccard_screened_split(sa, sb, 0.8, EXACT_SCREEN_Z),
+                Some(0.8),
+                "seed {seed}"
+            );
+        }
+        // And a hopeless pair is still stopped early: Jaccard 0.7, half its shared elements in
+        // the core.
+        let (a, b) = pair_with(1, 14_000, 3_000);
+        let shared: Vec<u64> = a
+            .iter()
+            .filter(|h| b.binary_search(h).is_ok())
+            .step_by(2)
+            .copied()
+            .collect();
+        let mut sample = shared.clone();
+        let core = Core::from_sample(&mut sample, 1);
+        let ((ab, ar), (bb, br)) = (split_by(&core, &a), split_by(&core, &b));
+        let base = Base {
+            both: shared.len(),
+            a: shared.len(),
+            b: shared.len(),
+        };
+        let (got, merged) = merge_from(&ar, &br, base, 0.8, Some(EXACT_SCREEN_Z));
+        assert_eq!(got, None);
+        assert!(
+            merged < (ar.len() + br.len()) / 5,
+            "{merged} of {}",
+            ar.len() + br.len()
+        );
+        let (sa, sb) = (
+            Split {
+                bits: &ab,
+                rest: &ar,
+            },
+            Split {
+                bits: &bb,
+                rest: &br,
+            },
+        );
+        assert_eq!(jaccard_screened_split(sa, sb, 0.8, EXACT_SCREEN_Z), None);
     }
 
     #[test]
