@@ -874,6 +874,32 @@ mod tests {
         assert_eq!(source.times_reopened(), 1);
     }
 
+    /// A batch large and dense enough for a core (see `Core`) samples no compressed record to
+    /// find it: that would decompress the stream once more.
+    #[test]
+    fn a_dense_batch_of_compressed_records_is_decompressed_once() {
+        // 26 groups of 20 near copies with one boilerplate: 520 records, 4,940 pairs.
+        let words = |seed: u64, n: u64| {
+            (0..n)
+                .map(|i| format!("w{}", crate::minhash::fmix64(seed * 1_000_003 + i) % 5000))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let boilerplate = words(50, 150);
+        let mut lines = String::new();
+        for group in 0..26 {
+            let body = words(100 + group, 250);
+            for i in 0..20 {
+                let text = format!("{boilerplate} {body} {}", words(10_000 + group * 20 + i, 4));
+                lines += &format!("{}\n", serde_json::json!({ "text": text }));
+            }
+        }
+        let (pairs, exact, source) = scan_compressed_exactly(&lines, 0.5);
+        assert_eq!(pairs, 26 * 190);
+        assert!(exact);
+        assert_eq!(source.times_reopened(), 1);
+    }
+
     /// Exact verification reads plain sources in batches of about a thousand documents; a
     /// compressed one would be decompressed again for each, so it gets one batch.
     #[test]

@@ -1122,8 +1122,14 @@ impl Pipeline {
     /// The core of a batch (see [`Core`]): the elements in at least one in [`CORE_MIN_SHARE`]
     /// of the sets of [`CORE_SAMPLE`] of its documents, spread evenly over `needed`; none
     /// when that is fewer than [`CORE_MIN_ELEMENTS`]. A sampled document that cannot be read
-    /// is left out here; the batch reports it.
+    /// is left out here; the batch reports it. Records of a compressed source are not sampled:
+    /// reading one again decompresses the stream from its start, which the batch does once.
     fn batch_core(&self, docs: &[Document], needed: &[u32], scratches: &Scratches) -> Core {
+        let cheap = |&d: &u32| match &docs[d as usize].origin {
+            Origin::File(_) => true,
+            Origin::Record { source, .. } => source.seekable(),
+        };
+        let needed: Vec<u32> = needed.iter().copied().filter(cheap).collect();
         let step = needed.len().div_ceil(CORE_SAMPLE).max(1);
         let sample: Vec<u32> = needed.iter().step_by(step).copied().collect();
         let distinct = |sorted: &[u64]| {
