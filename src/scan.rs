@@ -28,7 +28,7 @@ use crate::shingle::{Shingler, dedup_into};
 use crate::verify::{
     Core, Decision, EXACT_SCREEN_Z, MAX_SETS, Overlap, OverlapTable, SKETCH_BINS, SKETCH_MIN_SET,
     Split, Verifier, VerifyMode, bin_sketch, containment, jaccard, jaccard_screened_split,
-    sketch_rejects,
+    members_of, sketch_rejects,
 };
 
 /// Documents of at least this many bytes per signature slot are signed as their hashes are made,
@@ -921,9 +921,11 @@ impl Pipeline {
                 let set = arena.store_with(words + sorted.len(), |room| {
                     let (bits, rest) = room.split_at_mut(words);
                     let len = core.split_into(sorted, rest, bits);
-                    let distinct =
-                        len + bits.iter().map(|w| w.count_ones() as usize).sum::<usize>();
-                    if sketching && distinct >= SKETCH_MIN_SET {
+                    let split = Split {
+                        bits,
+                        rest: &rest[..len],
+                    };
+                    if sketching && split.len() >= SKETCH_MIN_SET {
                         // Repeats in `sorted` make no difference to the sketch.
                         let mut s = vec![0; SKETCH_BINS];
                         bin_sketch(sorted, &mut s);
@@ -1103,7 +1105,7 @@ impl Pipeline {
                 let mut sets: Vec<Vec<u64>> = Vec::new();
                 let (read, skips) = self
                     .read_groups(docs, c, &groups, file, text, |members, text| {
-                        for m in (0..MAX_SETS).filter(|m| members >> m & 1 == 1) {
+                        for m in members_of(members) {
                             of_member[m] = sets.len();
                         }
                         sets.push(self.shingler.hash_set_with(text, seed, set));
@@ -1321,6 +1323,29 @@ fn reload_failure(doc: &Document, reason: String) -> Skip {
     }
 }
 
+/// The connected components of `pairs`, numbered in order of their first pair: each of the
+/// `documents`' component (`u32::MAX` for one in no pair), and how many there are.
+fn pair_components(documents: usize, pairs: &[Pair]) -> (Vec<u32>, usize) {
+    let mut uf = crate::cluster::UnionFind::new(documents);
+    for p in pairs {
+        uf.union(p.a, p.b);
+    }
+    let mut of_root = vec![u32::MAX; documents];
+    let mut of_doc = vec![u32::MAX; documents];
+    let mut count = 0;
+    for p in pairs {
+        let root = uf.find(p.a) as usize;
+        if of_root[root] == u32::MAX {
+            of_root[root] = count;
+            count += 1;
+        }
+        for d in [p.a, p.b] {
+            of_doc[d as usize] = of_root[root];
+        }
+    }
+    (of_doc, count as usize)
+}
+
 /// A connected component of the pairs to verify exactly, small enough for one
 /// [`OverlapTable`]: at most [`MAX_SETS`] documents, every one a file.
 #[derive(Debug, PartialEq)]
@@ -1339,26 +1364,11 @@ struct Small {
 /// most eight documents, and they hold 56% of the bytes read again. Records are left to the
 /// batches, which read each source once per batch in offset order.
 fn small_components(docs: &[Document], pairs: Vec<Pair>) -> (Vec<Small>, Vec<Pair>) {
-    let mut uf = crate::cluster::UnionFind::new(docs.len());
-    for p in &pairs {
-        uf.union(p.a, p.b);
-    }
-    // Components numbered in order of their first pair.
-    let mut component = vec![u32::MAX; docs.len()];
-    let mut count = 0;
-    for p in &pairs {
-        let root = uf.find(p.a) as usize;
-        if component[root] == u32::MAX {
-            component[root] = count;
-            count += 1;
-        }
-    }
-    let component_of =
-        |d: u32, uf: &mut crate::cluster::UnionFind| component[uf.find(d) as usize] as usize;
+    let (component, count) = pair_components(docs.len(), &pairs);
     // Each component's documents, until it proves too large or holds a record.
-    let mut members: Vec<Option<Vec<u32>>> = vec![Some(Vec::new()); count as usize];
+    let mut members: Vec<Option<Vec<u32>>> = vec![Some(Vec::new()); count];
     for p in &pairs {
-        let c = component_of(p.a, &mut uf);
+        let c = component[p.a as usize] as usize;
         let Some(docs_of) = &mut members[c] else {
             continue;
         };
@@ -1383,7 +1393,7 @@ fn small_components(docs: &[Document], pairs: Vec<Pair>) -> (Vec<Small>, Vec<Pai
         .collect();
     let mut rest = Vec::new();
     for p in pairs {
-        match &mut small[component_of(p.a, &mut uf)] {
+        match &mut small[component[p.a as usize] as usize] {
             Some(c) => c.pairs.push(p),
             None => rest.push(p),
         }
@@ -1420,36 +1430,10 @@ impl TextPrints<'_> {
 /// of one batch are built, merged while still in the cache, and their memory is filled again
 /// by the next batch, instead of every set of the run being held, and faulted in, at once.
 fn exact_batches(documents: usize, pairs: &mut [Pair], max_docs: usize) -> Vec<Range<usize>> {
-    let mut parent: Vec<u32> = (0..documents as u32).collect();
-    fn find(parent: &mut [u32], mut x: u32) -> u32 {
-        while parent[x as usize] != x {
-            let up = parent[parent[x as usize] as usize];
-            parent[x as usize] = up;
-            x = up;
-        }
-        x
-    }
-    for p in pairs.iter() {
-        let (ra, rb) = (find(&mut parent, p.a), find(&mut parent, p.b));
-        parent[ra.max(rb) as usize] = ra.min(rb);
-    }
-    // Components numbered in order of their first pair, with their documents counted.
-    let mut component_of_root = vec![u32::MAX; documents];
-    let mut component_of_doc = vec![u32::MAX; documents];
-    let mut docs_in: Vec<usize> = Vec::new();
-    for p in pairs.iter() {
-        let root = find(&mut parent, p.a) as usize;
-        if component_of_root[root] == u32::MAX {
-            component_of_root[root] = docs_in.len() as u32;
-            docs_in.push(0);
-        }
-        let c = component_of_root[root];
-        for d in [p.a, p.b] {
-            if component_of_doc[d as usize] == u32::MAX {
-                component_of_doc[d as usize] = c;
-                docs_in[c as usize] += 1;
-            }
-        }
+    let (component_of_doc, count) = pair_components(documents, pairs);
+    let mut docs_in = vec![0usize; count];
+    for &c in component_of_doc.iter().filter(|&&c| c != u32::MAX) {
+        docs_in[c as usize] += 1;
     }
     // Stable: pairs keep their order within a component.
     pairs.par_sort_by_key(|p| component_of_doc[p.a as usize]);

@@ -178,15 +178,15 @@ impl OverlapTable {
         table.room = room;
         // `seen[f]`: the set's distinct hashes that other sets, `f`, held before it came.
         let size: usize = seen.iter().sum();
-        for m in bits(members) {
+        for m in members_of(members) {
             table.sizes[m] = size;
             for (held, &n) in seen.iter().enumerate().skip(1).filter(|(_, n)| **n > 0) {
-                for o in bits(held as u8) {
+                for o in members_of(held as u8) {
                     table.both[m][o] += n;
                     table.both[o][m] += n;
                 }
             }
-            for o in bits(members).filter(|&o| o != m) {
+            for o in members_of(members).filter(|&o| o != m) {
                 table.both[m][o] = size;
             }
         }
@@ -241,8 +241,8 @@ impl OverlapTable {
     }
 }
 
-/// The numbers of the bits set in `b`.
-fn bits(b: u8) -> impl Iterator<Item = usize> {
+/// The sets of a byte of members: the numbers of the bits set in `b`.
+pub fn members_of(b: u8) -> impl Iterator<Item = usize> {
     (0..MAX_SETS).filter(move |&i| b >> i & 1 == 1)
 }
 
