@@ -79,7 +79,12 @@ fn skip_lines(skipped: &[Skip], format: Format, w: &mut dyn Write) -> io::Result
                     reason: &s.reason,
                 },
             )?,
-            Format::Text => writeln!(w, "skipped {}: {}", s.id, s.reason)?,
+            Format::Text => writeln!(
+                w,
+                "skipped {}: {}",
+                super::printable(&s.id),
+                super::printable(&s.reason)
+            )?,
         }
     }
     Ok(())
@@ -134,7 +139,7 @@ pub fn write_query(
                 let width = r
                     .matches
                     .iter()
-                    .map(|m| r.queries[m.query as usize].len())
+                    .map(|m| super::printable(&r.queries[m.query as usize]).len())
                     .max()
                     .unwrap_or(5)
                     .max(5);
@@ -146,7 +151,9 @@ pub fn write_query(
                     writeln!(
                         w,
                         "{:8.4}  {j}  {:width$}  {}",
-                        m.estimate, r.queries[m.query as usize], m.indexed
+                        m.estimate,
+                        super::printable(&r.queries[m.query as usize]),
+                        super::printable(&m.indexed)
                     )?;
                 }
             }

@@ -67,6 +67,32 @@ pub fn reporter(format: Format) -> Box<dyn Reporter> {
     }
 }
 
+/// `s` with every control character escaped (`\n`, `\t`, `\x1b`, `\u{85}`) and the bidirectional
+/// overrides too, so that a file name chosen by someone else can neither break a line of a text
+/// report nor send escape sequences to a terminal.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    fn unsafe_char(c: char) -> bool {
+        c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !s.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x80 && unsafe_char(c) => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Where document `doc` is, for formats that point at files: its path (a file) or its source
 /// (a JSON-lines record), and the line it starts on.
 pub fn location(report: &ScanReport, doc: u32) -> (String, u64) {
@@ -174,6 +200,21 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    #[test]
+    fn printable_escapes_what_a_terminal_would_act_on() {
+        assert_eq!(super::printable("docs/a.md"), "docs/a.md");
+        assert_eq!(
+            super::printable("x\ntouch PWNED\n#.md"),
+            "x\\ntouch PWNED\\n#.md"
+        );
+        assert_eq!(super::printable("\x1b[31mred\t\r"), "\\x1b[31mred\\t\\r");
+        assert_eq!(
+            super::printable("a\u{85}b\u{202e}c\u{7f}"),
+            "a\\u{85}b\\u{202e}c\\x7f"
+        );
+        assert_eq!(super::printable("café ☕"), "café ☕");
+    }
+
     use super::*;
     use crate::config::ScanConfig;
     use crate::scan::Document;

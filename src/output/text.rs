@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use anstyle::{AnsiColor, Style};
 
-use super::{ReportOptions, Reporter, measures};
+use super::{ReportOptions, Reporter, measures, printable};
 use crate::scan::ScanReport;
 
 /// The text reporter.
@@ -48,7 +48,7 @@ impl Reporter for Text {
             for (i, g) in groups.iter().enumerate() {
                 writeln!(w, "{head}cluster {} ({} documents){head:#}", i + 1, g.len())?;
                 for &d in g {
-                    writeln!(w, "  {}", r.id(d))?;
+                    writeln!(w, "  {}", printable(r.id(d)))?;
                 }
             }
         } else if r.pairs.is_empty() {
@@ -58,14 +58,24 @@ impl Reporter for Text {
             let mut current = None;
             for p in &r.pairs {
                 if current != Some(p.a) {
-                    writeln!(w, "{head}{}{head:#}", r.id(p.a))?;
+                    writeln!(w, "{head}{}{head:#}", printable(r.id(p.a)))?;
                     current = Some(p.a);
                 }
-                writeln!(w, "  ~ {}  {value}({}){value:#}", r.id(p.b), measures(p))?;
+                writeln!(
+                    w,
+                    "  ~ {}  {value}({}){value:#}",
+                    printable(r.id(p.b)),
+                    measures(p)
+                )?;
             }
         }
         for s in &r.skipped {
-            writeln!(w, "{dim}skipped {}: {}{dim:#}", s.id, s.reason)?;
+            writeln!(
+                w,
+                "{dim}skipped {}: {}{dim:#}",
+                printable(&s.id),
+                printable(&s.reason)
+            )?;
         }
         Ok(())
     }

@@ -9,3 +9,4 @@ mod flags;
 mod input;
 mod output;
 mod regression;
+mod security;

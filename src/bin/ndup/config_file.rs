@@ -7,6 +7,13 @@
 //! to that one); a `[scan]` or `[dedup]` table applies to one command only. Flags on the command
 //! line override the file: the file's options are turned into flags and inserted after the
 //! command name, except those the command line already gives.
+//!
+//! A file named with `--config` is trusted as the command line is. A file found in the scanned
+//! tree is not: whoever wrote the tree wrote it (a pull request from a stranger, a downloaded
+//! corpus). It may only shape the scan of that tree, as git takes only some settings from a
+//! repository it does not trust: options that write files, read outside the tree or set the
+//! machine's resources are refused, and the files it names for reading (`baseline`, `stopwords`)
+//! must lie inside the tree.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -23,10 +30,81 @@ pub const FILE_NAME: &str = "ndup.toml";
 /// Commands that read a configuration file.
 const COMMANDS: &[&str] = &["scan", "dedup"];
 
+/// Options a configuration found in the scanned tree may set: they shape the scan of that tree
+/// and nothing else. Every other option is refused there (a new flag is untrusted until it is
+/// listed here; a test checks that every flag is classified).
+const TREE_OPTIONS: &[&str] = &[
+    "threshold",
+    "containment",
+    "shingle",
+    "k",
+    "w",
+    "no-nfkc",
+    "no-lowercase",
+    "no-collapse-whitespace",
+    "no-trim",
+    "sketch",
+    "modulo",
+    "supershingle-size",
+    "num-perm",
+    "seed",
+    "bands",
+    "rows",
+    "fp-weight",
+    "fn-weight",
+    "max-bucket",
+    "verify",
+    "exact",
+    "format",
+    "clusters",
+    "fail-on-duplicates",
+    "max-pairs",
+    "quiet",
+    "jsonl",
+    "id-field",
+    "text-field",
+    "hidden",
+    "no-ignore",
+    "glob",
+    "exclude",
+    "max-filesize",
+    "keep",
+];
+
+/// Options naming a file to read: a configuration found in the tree may set them to a file inside
+/// the tree.
+const TREE_FILES: &[&str] = &["baseline", "stopwords"];
+
+/// Options a configuration found in the tree may not set, and why.
+const UNTRUSTED: &[(&str, &str)] = &[
+    ("output", "writes a file"),
+    ("write-baseline", "writes a file"),
+    ("index", "writes a file"),
+    ("files-from", "reads outside the scanned tree"),
+    ("null", "reads outside the scanned tree"),
+    ("follow", "reads outside the scanned tree"),
+    ("threads", "sets the machine's resources"),
+    ("max-memory", "sets the machine's resources"),
+];
+
+/// The configuration file in use.
+pub struct Found {
+    /// Its path.
+    pub path: PathBuf,
+}
+
+/// How far a configuration file is trusted.
+enum Trust {
+    /// Named with `--config`: as the command line.
+    Named,
+    /// Found in the scanned tree, whose root (with links resolved) is given.
+    Tree(PathBuf),
+}
+
 /// `argv` with the options of the configuration file, if there is one, inserted after the command
 /// name, and the file's path. Arguments clap cannot parse are returned unchanged, for clap to
 /// report.
-pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, Option<PathBuf>)> {
+pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, Option<Found>)> {
     let cmd = Cli::command();
     let Ok(matches) = cmd.clone().try_get_matches_from(&argv) else {
         return Ok((argv, None));
@@ -37,8 +115,8 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, Option<PathBuf>)> {
     if !COMMANDS.contains(&name) {
         return Ok((argv, None));
     }
-    let path = match sub.get_one::<PathBuf>("config_file") {
-        Some(p) => p.clone(),
+    let (path, trust) = match sub.get_one::<PathBuf>("config_file") {
+        Some(p) => (p.clone(), Trust::Named),
         None => {
             // `scan PATH...` or `dedup INPUT...`.
             let first = ["paths", "inputs"]
@@ -53,7 +131,10 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, Option<PathBuf>)> {
             if !path.is_file() {
                 return Ok((argv, None));
             }
-            path
+            let root = root.canonicalize().map_err(|e| {
+                anyhow::anyhow!("{}: {}", root.display(), ndup::input::io_reason(&e))
+            })?;
+            (path, Trust::Tree(root))
         }
     };
     let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -65,11 +146,11 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, Option<PathBuf>)> {
     })?;
     let table: toml::Table = toml::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message()))?;
-    let flags = flags(&path, &table, &cmd, name, &matches, sub)?;
+    let flags = flags(&path, &trust, &table, &cmd, name, &matches, sub)?;
     let at = command_position(&argv, name);
     let mut out = argv;
     out.splice(at + 1..at + 1, flags);
-    Ok((out, Some(path)))
+    Ok((out, Some(Found { path })))
 }
 
 /// Index of the command name in `argv` (after any global `-j N`).
@@ -89,8 +170,10 @@ fn command_position(argv: &[OsString], name: &str) -> usize {
 }
 
 /// The flags the table asks for, for command `name`.
+#[allow(clippy::too_many_arguments)]
 fn flags(
     path: &Path,
+    trust: &Trust,
     table: &toml::Table,
     cmd: &Command,
     name: &str,
@@ -106,14 +189,14 @@ fn flags(
             };
             if key == name {
                 for (k, v) in t {
-                    if !flag(path, k, v, cmd, this, top, sub, &mut out)? {
+                    if !flag(path, trust, k, v, cmd, this, top, sub, &mut out)? {
                         bail!("{}: [{key}]: unknown option `{k}`", path.display());
                     }
                 }
             }
             continue;
         }
-        if !flag(path, key, value, cmd, this, top, sub, &mut out)? {
+        if !flag(path, trust, key, value, cmd, this, top, sub, &mut out)? {
             // Known to another command: that command's business.
             let elsewhere = COMMANDS
                 .iter()
@@ -128,6 +211,41 @@ fn flags(
     Ok(out)
 }
 
+/// Refuses `long = value` in a configuration found in the tree at `root`, unless it only shapes
+/// the scan of that tree.
+fn trusted_in_tree(path: &Path, root: &Path, long: &str, value: &toml::Value) -> Result<()> {
+    let refuse = |why: &str| {
+        anyhow::anyhow!(
+            "{}: `{long}` {why}: a configuration found in the scanned tree may only shape the scan; \
+             give it on the command line, or name this file with --config",
+            path.display()
+        )
+    };
+    if TREE_OPTIONS.contains(&long) {
+        return Ok(());
+    }
+    if TREE_FILES.contains(&long) {
+        let toml::Value::String(file) = value else {
+            return Ok(()); // the type error is reported with the value
+        };
+        let inside = Path::new(file)
+            .canonicalize()
+            .is_ok_and(|real| real.starts_with(root));
+        return if inside {
+            Ok(())
+        } else {
+            Err(refuse(&format!(
+                "names {file}, which is not a file inside the scanned tree"
+            )))
+        };
+    }
+    let why = UNTRUSTED
+        .iter()
+        .find(|(name, _)| *name == long)
+        .map_or("is not an option of the scanned tree", |(_, why)| *why);
+    Err(refuse(why))
+}
+
 fn find<'a>(cmd: &'a Command, key: &str) -> Option<&'a clap::Arg> {
     let long = key.replace('_', "-");
     cmd.get_arguments()
@@ -138,6 +256,7 @@ fn find<'a>(cmd: &'a Command, key: &str) -> Option<&'a clap::Arg> {
 #[allow(clippy::too_many_arguments)]
 fn flag(
     path: &Path,
+    trust: &Trust,
     key: &str,
     value: &toml::Value,
     cmd: &Command,
@@ -160,6 +279,9 @@ fn flag(
     }
     if given.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine) {
         return Ok(true); // the command line wins
+    }
+    if let Trust::Tree(root) = trust {
+        trusted_in_tree(path, root, long, value)?;
     }
     let bad = |what: &str| anyhow::anyhow!("{}: `{key}` must be {what}", path.display());
     let scalar = |v: &toml::Value| -> Result<String> {
@@ -188,4 +310,37 @@ fn flag(
         _ => out.push(format!("--{long}={}", scalar(value)?).into()),
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every option of the commands that read a configuration is deliberately trusted or not in
+    /// a file found in the scanned tree.
+    #[test]
+    fn every_option_is_classified() {
+        let cmd = Cli::command();
+        let mut longs: Vec<String> = cmd
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(str::to_string))
+            .collect();
+        for name in COMMANDS {
+            let sub = cmd.find_subcommand(name).unwrap();
+            longs.extend(
+                sub.get_arguments()
+                    .filter_map(|a| a.get_long().map(str::to_string)),
+            );
+        }
+        for long in longs {
+            let known = TREE_OPTIONS.contains(&long.as_str())
+                || TREE_FILES.contains(&long.as_str())
+                || UNTRUSTED.iter().any(|(n, _)| *n == long)
+                || matches!(long.as_str(), "config" | "help" | "version");
+            assert!(
+                known,
+                "--{long}: may an ndup.toml found in the scanned tree set it?"
+            );
+        }
+    }
 }

@@ -1,40 +1,31 @@
 //! `ndup dedup`: keep one document per cluster of near-duplicates and write the result.
 
 use std::io::Write;
-use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use ndup::dedup::{self, DedupReport};
-use ndup::input::{Skip, SkipKind};
 use ndup::scan::Pipeline;
 
 use crate::cli::DedupArgs;
 use crate::exit::Exit;
 use crate::progress;
-use crate::sink;
+use crate::sink::Output;
 
 /// Runs `ndup dedup`.
 pub fn run(args: DedupArgs) -> Result<Exit> {
     let config = args.config()?;
+    let output = Output::open(Some(&args.output))?;
+    // Writing over an input would destroy it before it is read again.
+    let mut inputs = args.inputs.clone();
+    inputs.extend(args.input.files_from.iter().cloned());
+    output.refuse_inputs(&inputs, "output")?;
     let bar = progress::Bar::for_stderr(args.quiet);
     let mut pipeline = Pipeline::new(config)?;
     if let Some(bar) = &bar {
         pipeline = pipeline.with_progress(bar.clone());
     }
     let jsonl = args.input.is_jsonl(&args.inputs)?;
-    let out = (args.output.as_os_str() != "-").then_some(args.output.as_path());
-    if let Some(out) = out {
-        // Writing over an input would destroy it before it is read again.
-        for input in &args.inputs {
-            if same_file(input, out) {
-                bail!(
-                    "{}: the output would overwrite the input; write elsewhere",
-                    out.display()
-                );
-            }
-        }
-    }
     let report = if jsonl {
         let mut sources = args.inputs.clone();
         if let Some(list) = &args.input.files_from {
@@ -48,18 +39,17 @@ pub fn run(args: DedupArgs) -> Result<Exit> {
         bar.finish();
     }
 
-    sink::write_to(out, |w| {
+    let name = output.name().to_string_lossy().to_ascii_lowercase();
+    output.write(|w| {
         if jsonl {
-            let name = out.map(|p| p.to_string_lossy().to_ascii_lowercase());
-            let name = name.as_deref().unwrap_or("");
-            write_compressed(name, w, |w| report.write_kept_records(w))
+            write_compressed(&name, w, |w| report.write_kept_records(w))
         } else {
             report.write_list(w)
         }
     })?;
 
     if !args.quiet {
-        print_skips(&report.scan.skipped);
+        crate::messages::skips(&report.scan.skipped);
         eprintln!("{}", summary(&report));
     }
     Ok(Exit::Success)
@@ -81,21 +71,6 @@ fn write_compressed(
         enc.finish()?.flush()
     } else {
         write(w)
-    }
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
-}
-
-fn print_skips(skipped: &[Skip]) {
-    for s in skipped {
-        if !matches!(s.kind, SkipKind::Binary | SkipKind::TooLarge) {
-            eprintln!("ndup: {}: {}", s.id, s.reason);
-        }
     }
 }
 

@@ -151,7 +151,7 @@ fn write_out(f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()
 fn warn_unreadable(skipped: &[Skip]) {
     for s in skipped {
         if s.kind != SkipKind::Binary {
-            eprintln!("ndup: {}: {}", s.id, s.reason);
+            crate::messages::error(&format!("{}: {}", s.id, s.reason));
         }
     }
 }

@@ -6,6 +6,7 @@ mod config_file;
 mod dedup_cmd;
 mod exit;
 mod index_cmd;
+mod messages;
 mod progress;
 mod scan_cmd;
 mod sink;
@@ -20,15 +21,15 @@ fn main() {
     let (argv, config) = match config_file::expand(std::env::args_os().collect()) {
         Ok(x) => x,
         Err(err) => {
-            eprintln!("ndup: {err:#}");
+            messages::error(&format!("{err:#}"));
             std::process::exit(Exit::Error as i32);
         }
     };
     let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(err) => {
-            if let Some(path) = config.filter(|_| err.use_stderr()) {
-                eprintln!("ndup: with the options of {}:", path.display());
+            if let Some(found) = config.filter(|_| err.use_stderr()) {
+                messages::error(&format!("with the options of {}:", found.path.display()));
             }
             err.exit()
         }
@@ -38,7 +39,7 @@ fn main() {
         Err(err) => {
             let code = Exit::for_error(&err);
             if code == Exit::Error {
-                eprintln!("ndup: {err:#}");
+                messages::error(&format!("{err:#}"));
             }
             code
         }

@@ -6,7 +6,6 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 
 use ndup::baseline::Baseline;
-use ndup::input::{Skip, SkipKind};
 use ndup::ndupignore::NdupIgnore;
 use ndup::output::{self, Format, ReportOptions};
 use ndup::scan::Pipeline;
@@ -14,7 +13,7 @@ use ndup::scan::Pipeline;
 use crate::cli::ScanArgs;
 use crate::exit::Exit;
 use crate::progress;
-use crate::sink;
+use crate::sink::{self, Output};
 
 /// Runs `ndup scan`.
 pub fn run(args: ScanArgs) -> Result<Exit> {
@@ -28,6 +27,7 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
             ndup::tune::unbanded_note(config.num_perm, config.lsh, tuned)
         })
         .flatten();
+    let (output, baseline_out) = outputs(&args)?;
     let bar = progress::Bar::for_stderr(args.quiet);
     let mut pipeline = Pipeline::new(config)?;
     if let Some(bar) = &bar {
@@ -113,22 +113,20 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let format = args.format();
     let opts = ReportOptions {
         clusters: args.clusters,
-        color: format == Format::Text && sink::color_stdout(args.output.is_some()),
+        color: format == Format::Text && sink::color_stdout(output.is_stdout()),
     };
 
     // The report is written in full before the exit status is decided.
     let reporter = output::reporter(format);
-    sink::write_to(args.output.as_deref(), |w| {
-        reporter.write(&report, &opts, w)
-    })?;
+    output.write(|w| reporter.write(&report, &opts, w))?;
 
-    if let (Some(path), Some(b)) = (&args.write_baseline, &new_baseline) {
-        sink::write_to(Some(path), |w| b.write(w))?;
+    if let (Some(out), Some(b)) = (baseline_out, &new_baseline) {
+        out.write(|w| b.write(w))?;
     }
 
     let found = output::reported_items(&report, &opts);
     if !args.quiet {
-        print_skips(&report.skipped);
+        crate::messages::skips(&report.skipped);
         if let Some(note) = note {
             eprintln!("ndup: note: {note}");
         }
@@ -143,21 +141,39 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     ))
 }
 
+/// The report's and the new baseline's destinations, checked before any work: neither may replace
+/// a file the scan reads, nor may both go to one place.
+fn outputs(args: &ScanArgs) -> Result<(Output, Option<Output>)> {
+    let output = Output::open(args.output.as_deref())?;
+    let baseline = args
+        .write_baseline
+        .as_deref()
+        .map(|p| Output::open(Some(p)))
+        .transpose()?;
+    let mut inputs: Vec<PathBuf> = args.paths.clone();
+    inputs.extend(args.input.files_from.iter().cloned());
+    inputs.extend(args.sketching.stopwords.iter().cloned());
+    if let Some(b) = &baseline {
+        if b.same_as(&output) || (b.is_stdout() && output.is_stdout()) {
+            bail!(
+                "--output and --write-baseline name the same place ({}): give each its own file",
+                b.name().display()
+            );
+        }
+        // Rewriting the baseline that was read (--baseline F --write-baseline F) is how a
+        // baseline is brought up to date; any other input is refused.
+        b.refuse_inputs(&inputs, "baseline")?;
+    }
+    inputs.extend(args.baseline.iter().cloned());
+    output.refuse_inputs(&inputs, "report")?;
+    Ok((output, baseline))
+}
+
 /// The scanned root, where `.ndupignore` (and `ndup.toml`) are looked for: the first PATH when it
 /// is a directory, otherwise the current directory.
 pub fn scanned_root(paths: &[PathBuf]) -> PathBuf {
     match paths.first() {
         Some(p) if p.is_dir() => p.clone(),
         _ => PathBuf::from("."),
-    }
-}
-
-/// One stderr line per skipped document, except binary and too large files (expected, and
-/// counted in the summary).
-fn print_skips(skipped: &[Skip]) {
-    for s in skipped {
-        if !matches!(s.kind, SkipKind::Binary | SkipKind::TooLarge) {
-            eprintln!("ndup: {}: {}", s.id, s.reason);
-        }
     }
 }

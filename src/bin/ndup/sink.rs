@@ -1,52 +1,380 @@
-//! Where a report goes: standard output, or a file written atomically; and whether to colour it.
+//! Where a report goes: standard output, or a file; and whether to colour it.
+//!
+//! A path is checked when the command starts, before any work, and written when the work is done.
+//! A regular file is replaced atomically (a temporary file in the same directory renamed into
+//! place), so a reader never sees half a report and a failed run leaves the previous file; it
+//! keeps the mode of the file it replaces, and a new file gets the umask's. Anything else (a
+//! device such as `/dev/null`, a FIFO) is written in place: replacing it would destroy it. A
+//! symbolic link is followed to its target.
 
+use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{BufWriter, IsTerminal, Write};
-use std::path::Path;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
-/// Calls `write` with standard output (a report), or, with `path`, with a temporary file in the same
-/// directory that then replaces `path` in one rename: a reader never sees half a report, and a
-/// failed run leaves the previous file in place.
-pub fn write_to(
-    path: Option<&Path>,
-    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<()> {
-    match path {
-        None => {
-            let stdout = std::io::stdout();
-            let mut out = BufWriter::new(stdout.lock());
-            write(&mut out)
-                .and_then(|()| out.flush())
-                .context("writing the report")
+/// How many links are followed before the path is called a loop (as the kernel's `ELOOP`).
+const MAX_LINKS: usize = 40;
+
+/// A report's destination, checked but not yet written.
+#[derive(Debug)]
+pub struct Output {
+    target: Target,
+}
+
+#[derive(Debug)]
+enum Target {
+    Stdout,
+    /// A regular file, or a path to create. `path` is what the user named (for messages),
+    /// `real` where links lead.
+    Replace {
+        path: PathBuf,
+        real: PathBuf,
+        mode: Option<Permissions>,
+    },
+    /// A device or FIFO, written where it is. A device is opened at once (so that an unwritable
+    /// one is an error before the work); a FIFO when the report is ready, since opening one
+    /// waits for a reader.
+    InPlace {
+        path: PathBuf,
+        file: Option<File>,
+    },
+}
+
+impl Output {
+    /// Standard output for `None` or `-`; otherwise the file, checked for writing now.
+    pub fn open(path: Option<&Path>) -> Result<Output> {
+        let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
+            return Ok(Output {
+                target: Target::Stdout,
+            });
+        };
+        let real = follow_links(path)?;
+        let target = match fs::metadata(&real) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                probe_dir(path, &real)?;
+                Target::Replace {
+                    path: path.to_path_buf(),
+                    real,
+                    mode: None,
+                }
+            }
+            Err(e) => return Err(e).with_context(|| format!("{}: cannot write", path.display())),
+            Ok(m) if m.is_dir() => bail!("{}: is a directory", path.display()),
+            Ok(m) if m.is_file() => {
+                probe_dir(path, &real)?;
+                Target::Replace {
+                    path: path.to_path_buf(),
+                    real,
+                    mode: Some(m.permissions()),
+                }
+            }
+            Ok(m) => {
+                use std::os::unix::fs::FileTypeExt;
+                let file = if m.file_type().is_fifo() {
+                    None
+                } else {
+                    Some(
+                        OpenOptions::new()
+                            .write(true)
+                            .open(&real)
+                            .with_context(|| format!("{}: cannot write", path.display()))?,
+                    )
+                };
+                Target::InPlace {
+                    path: path.to_path_buf(),
+                    file,
+                }
+            }
+        };
+        Ok(Output { target })
+    }
+
+    /// True when the report goes to standard output.
+    pub fn is_stdout(&self) -> bool {
+        matches!(self.target, Target::Stdout)
+    }
+
+    /// The name the user gave, for messages (`-` for standard output).
+    pub fn name(&self) -> &Path {
+        match &self.target {
+            Target::Stdout => Path::new("-"),
+            Target::Replace { path, .. } | Target::InPlace { path, .. } => path,
         }
-        Some(path) => {
-            let dir = match path.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => Path::new("."),
-            };
-            let tmp = tempfile::NamedTempFile::new_in(dir)
-                .with_context(|| format!("{}: cannot create a temporary file", dir.display()))?;
-            let mut out = BufWriter::new(tmp);
-            write(&mut out)
-                .and_then(|()| out.flush())
-                .with_context(|| format!("{}: cannot write", path.display()))?;
-            let tmp = out
-                .into_inner()
-                .map_err(|e| e.into_error())
-                .with_context(|| format!("{}: cannot write", path.display()))?;
-            tmp.persist(path)
-                .map_err(|e| e.error)
-                .with_context(|| format!("{}: cannot write", path.display()))?;
-            Ok(())
+    }
+
+    /// True when this output and `other` are the same file (by device and inode when it exists,
+    /// else by the path links lead to).
+    pub fn same_as(&self, other: &Output) -> bool {
+        match (&self.target, &other.target) {
+            (Target::Replace { real: a, .. }, Target::Replace { real: b, .. }) => {
+                same_inode(a, b) || absolute(a) == absolute(b)
+            }
+            _ => false,
         }
+    }
+
+    /// Refuses to replace one of `inputs`: the report would destroy the corpus it was made from.
+    /// Files are compared by device and inode, so another spelling, a link or a hard link of an
+    /// input is caught too.
+    pub fn refuse_inputs(&self, inputs: &[PathBuf], what: &str) -> Result<()> {
+        if let Target::Replace { path, real, .. } = &self.target
+            && let Some(input) = inputs.iter().find(|i| same_inode(i, real))
+        {
+            bail!(
+                "{}: the {what} would overwrite the input {}; write elsewhere",
+                path.display(),
+                input.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Calls `write` with the destination and finishes it (renames a replaced file into place).
+    pub fn write(self, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+        match self.target {
+            Target::Stdout => {
+                let stdout = std::io::stdout();
+                let mut out = BufWriter::new(stdout.lock());
+                write(&mut out)
+                    .and_then(|()| out.flush())
+                    .context("writing the report")
+            }
+            Target::InPlace { path, file } => {
+                let file = match file {
+                    Some(f) => f,
+                    None => OpenOptions::new()
+                        .write(true)
+                        .open(&path)
+                        .with_context(|| format!("{}: cannot write", path.display()))?,
+                };
+                let mut out = BufWriter::new(file);
+                write(&mut out)
+                    .and_then(|()| out.flush())
+                    .with_context(|| format!("{}: cannot write", path.display()))
+            }
+            Target::Replace { path, real, mode } => {
+                let cannot = || format!("{}: cannot write", path.display());
+                let tmp = temp_beside(&real).with_context(cannot)?;
+                if let Some(mode) = mode {
+                    // Set on the open file: not subject to the umask, so the mode is kept exactly.
+                    tmp.as_file().set_permissions(mode).with_context(cannot)?;
+                }
+                let mut out = BufWriter::new(tmp);
+                write(&mut out)
+                    .and_then(|()| out.flush())
+                    .with_context(cannot)?;
+                let tmp = out
+                    .into_inner()
+                    .map_err(|e| e.into_error())
+                    .with_context(cannot)?;
+                tmp.persist(&real)
+                    .map_err(|e| e.error)
+                    .with_context(cannot)?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A temporary file in the directory of `path`, created with mode 0666 less the umask (what
+/// `open(2)` gives any new file), not tempfile's private 0600.
+fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new()
+        .prefix(".ndup-")
+        .permissions(Permissions::from_mode(0o666))
+        .tempfile_in(parent(path))
+        .map_err(|e| {
+            // tempfile names its random file in the message; the user named another.
+            let text = e.to_string();
+            match text.find(" at path ") {
+                Some(i) => std::io::Error::new(e.kind(), text[..i].to_string()),
+                None => e,
+            }
+        })
+}
+
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Checks now that a file can be created beside `real`, so that a bad path fails before the
+/// work rather than after it. The probe is removed at once: a temporary file left in a scanned
+/// tree during the scan would be read as a document.
+fn probe_dir(path: &Path, real: &Path) -> Result<()> {
+    temp_beside(real)
+        .map(drop)
+        .with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// Where `path` leads when each symbolic link is followed (the last one may point at nothing
+/// yet: writing creates it).
+fn follow_links(path: &Path) -> Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = fs::read_link(&p)
+                    .with_context(|| format!("{}: cannot read the link", p.display()))?;
+                p = parent(&p).join(target);
+            }
+            _ => return Ok(p),
+        }
+    }
+    bail!(
+        "{}: cannot write: too many levels of symbolic links",
+        path.display()
+    )
+}
+
+/// `path` with its directory resolved (the file itself may not exist yet).
+fn absolute(path: &Path) -> PathBuf {
+    match (parent(path).canonicalize(), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+fn same_inode(a: &Path, b: &Path) -> bool {
+    match (fs::metadata(a), fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
     }
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set to anything but the empty string
 /// (<https://no-color.org>).
-pub fn color_stdout(to_file: bool) -> bool {
-    !to_file
+pub fn color_stdout(to_stdout: bool) -> bool {
+    to_stdout
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         && std::io::stdout().is_terminal()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(out: Output, text: &str) -> Result<()> {
+        out.write(|w| w.write_all(text.as_bytes()))
+    }
+
+    #[test]
+    fn a_new_file_gets_the_umask_mode_and_an_old_one_keeps_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("new.json");
+        write(Output::open(Some(&new)).unwrap(), "x").unwrap();
+        // The test process's umask decides; whatever it is, a new file is not made private.
+        let umask_mode = {
+            let probe = dir.path().join("probe");
+            File::create(&probe).unwrap();
+            fs::metadata(&probe).unwrap().permissions().mode() & 0o777
+        };
+        assert_eq!(
+            fs::metadata(&new).unwrap().permissions().mode() & 0o777,
+            umask_mode
+        );
+
+        let old = dir.path().join("old.json");
+        fs::write(&old, "before").unwrap();
+        fs::set_permissions(&old, Permissions::from_mode(0o640)).unwrap();
+        write(Output::open(Some(&old)).unwrap(), "after").unwrap();
+        assert_eq!(fs::read_to_string(&old).unwrap(), "after");
+        assert_eq!(
+            fs::metadata(&old).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+    }
+
+    #[test]
+    fn a_link_is_followed_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.json");
+        fs::write(&target, "old").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink("target.json", &link).unwrap();
+        write(Output::open(Some(&link)).unwrap(), "new").unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(&target).unwrap(), "new");
+
+        // A dangling link creates its target.
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink("made.json", &dangling).unwrap();
+        write(Output::open(Some(&dangling)).unwrap(), "made").unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.path().join("made.json")).unwrap(),
+            "made"
+        );
+    }
+
+    #[test]
+    fn a_device_is_written_in_place_not_replaced() {
+        // A device node of our own, never the system's.
+        let dir = tempfile::tempdir().unwrap();
+        let null = dir.path().join("null");
+        let made = std::process::Command::new("mknod")
+            .arg(&null)
+            .args(["c", "1", "3"])
+            .status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("mknod unavailable (not root?): skipping");
+            return;
+        }
+        write(Output::open(Some(&null)).unwrap(), "discarded").unwrap();
+        let m = fs::symlink_metadata(&null).unwrap();
+        use std::os::unix::fs::FileTypeExt;
+        assert!(m.file_type().is_char_device(), "the node was replaced");
+    }
+
+    #[test]
+    fn a_fifo_is_written_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read_to_string(fifo).unwrap())
+        };
+        write(Output::open(Some(&fifo)).unwrap(), "through").unwrap();
+        assert_eq!(reader.join().unwrap(), "through");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+
+    #[test]
+    fn bad_paths_fail_before_any_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Output::open(Some(&dir.path().join("no/such/dir/out.json"))).unwrap_err();
+        assert!(format!("{err:#}").contains("cannot write"), "{err:#}");
+        let err = Output::open(Some(dir.path())).unwrap_err();
+        assert!(format!("{err:#}").contains("is a directory"), "{err:#}");
+        // The check leaves nothing behind.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn inputs_are_recognised_under_any_spelling() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("c.jsonl");
+        fs::write(&corpus, "{}\n").unwrap();
+        let link = dir.path().join("alias.jsonl");
+        std::os::unix::fs::symlink(&corpus, &link).unwrap();
+        let out = Output::open(Some(&link)).unwrap();
+        let spelled = dir.path().join(".").join("c.jsonl");
+        assert!(out.refuse_inputs(&[spelled], "report").is_err());
+        let other = dir.path().join("other.jsonl");
+        fs::write(&other, "{}\n").unwrap();
+        assert!(out.refuse_inputs(&[other], "report").is_ok());
+        assert!(out.same_as(&Output::open(Some(&corpus)).unwrap()));
+        assert!(Output::open(Some(Path::new("-"))).unwrap().is_stdout());
+    }
 }
