@@ -5,7 +5,8 @@
 //! `::warning file=docs/a.md,line=1,title=Near-duplicate::docs/a.md is a near-duplicate of docs/b.md (estimate 0.88)`
 //!
 //! Property values and messages are escaped as the runner requires (`%`, CR, LF; and `:` and `,`
-//! in properties), so any file name is safe.
+//! in properties), and other control characters as in every text ndup prints (`\x1b`), so any
+//! file name is safe.
 
 use std::io::{self, Write};
 
@@ -17,9 +18,12 @@ use crate::scan::ScanReport;
 pub struct Github;
 
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
+    let s = s
+        .replace('%', "%25")
         .replace('\r', "%0D")
-        .replace('\n', "%0A")
+        .replace('\n', "%0A");
+    // Other control characters would reach the job log raw.
+    super::printable(&s).into_owned()
 }
 
 fn escape_property(s: &str) -> String {
@@ -91,5 +95,6 @@ mod tests {
     fn escaping() {
         assert_eq!(escape_property("a,b:c%d\ne"), "a%2Cb%3Ac%25d%0Ae");
         assert_eq!(escape_data("50%: a,b\r\n"), "50%25: a,b%0D%0A");
+        assert_eq!(escape_data("\x1b[2Jx"), "\\x1b[2Jx");
     }
 }

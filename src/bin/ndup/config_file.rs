@@ -228,15 +228,16 @@ fn trusted_in_tree(path: &Path, root: &Path, long: &str, value: &toml::Value) ->
         let toml::Value::String(file) = value else {
             return Ok(()); // the type error is reported with the value
         };
-        let inside = Path::new(file)
-            .canonicalize()
-            .is_ok_and(|real| real.starts_with(root));
-        return if inside {
-            Ok(())
-        } else {
-            Err(refuse(&format!(
+        return match Path::new(file).canonicalize() {
+            Ok(real) if real.starts_with(root) => Ok(()),
+            Ok(_) => Err(refuse(&format!(
                 "names {file}, which is not a file inside the scanned tree"
-            )))
+            ))),
+            Err(e) => Err(anyhow::anyhow!(
+                "{}: `{long}` names {file}: {}",
+                path.display(),
+                ndup::input::io_reason(&e)
+            )),
         };
     }
     let why = UNTRUSTED
