@@ -22,9 +22,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use ndup::config::{Measure, ScanConfig};
-use ndup::exact::{JoinOptions, Threshold, brute_force, join};
-use ndup::scan::Pipeline;
+use ndup::find::Pipeline;
+use ndup::find::config::ScanConfig;
+use ndup::join::{JoinOptions, Threshold, brute_force, join};
+use ndup::sim::Measure;
 
 fn records(n: usize, seed: u64) -> Vec<String> {
     generate(n, seed, 50, 350)

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use ndup::config::ScanConfig;
+use ndup::find::Pipeline;
+use ndup::find::config::ScanConfig;
 use ndup::index::{Index, IndexParams, QueryDoc, QuerySource};
-use ndup::scan::Pipeline;
 
 const DOCS: u64 = 2000;
 const WORDS: usize = 300;

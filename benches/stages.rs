@@ -19,16 +19,17 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use ndup::config::ScanConfig;
-use ndup::lsh::{LshIndex, LshParams};
-use ndup::minhash::{Signer, SketchKind, SketchParams, agreement, fmix64};
-use ndup::normalize::{NormalizeOptions, normalize_into};
-use ndup::scan::Pipeline;
-use ndup::shingle::{ShingleOptions, Shingler};
-use ndup::verify::{
-    Core, EXACT_SCREEN_Z, OverlapTable, SKETCH_BINS, Split, bin_sketch, jaccard, jaccard_at_least,
+use ndup::candidates::lsh::{LshIndex, LshParams};
+use ndup::find::Pipeline;
+use ndup::find::config::ScanConfig;
+use ndup::sim::EXACT_SCREEN_Z;
+use ndup::sim::{
+    Core, OverlapTable, SKETCH_BINS, Split, bin_sketch, jaccard, jaccard_at_least,
     jaccard_screened, jaccard_screened_split, sketch_rejects,
 };
+use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, agreement, fmix64};
+use ndup::text::normalize::{NormalizeOptions, normalize_into};
+use ndup::text::shingle::{ShingleOptions, Shingler};
 
 /// Divides the input sizes: 1 under `cargo bench`, 16 when `cargo test` runs the benchmarks once
 /// as a smoke test (cargo passes `--bench` only to real benchmark runs).
@@ -192,7 +193,7 @@ fn bench_shingle(c: &mut Criterion) {
     let shingler = Shingler::new(&ShingleOptions::default()).unwrap();
     for (name, unicode) in [("char9-ascii", false), ("char9-unicode", true)] {
         let text =
-            ndup::normalize::normalize(&prose(text_bytes(), 2, unicode), &Default::default());
+            ndup::text::normalize::normalize(&prose(text_bytes(), 2, unicode), &Default::default());
         let mut out = Vec::new();
         g.throughput(Throughput::Bytes(text.len() as u64));
         g.bench_function(name, |b| {
@@ -210,7 +211,8 @@ fn bench_shingle(c: &mut Criterion) {
 fn documents(seed: u64) -> Vec<Vec<u64>> {
     let shingler = Shingler::new(&ShingleOptions::default()).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let text = ndup::normalize::normalize(&prose(text_bytes(), seed, false), &Default::default());
+    let text =
+        ndup::text::normalize::normalize(&prose(text_bytes(), seed, false), &Default::default());
     let mut docs = Vec::new();
     let mut pos = 0;
     while pos + 8192 <= text.len() {
@@ -336,8 +338,10 @@ fn bench_verify(c: &mut Criterion) {
         })
     });
     let shingler = Shingler::new(&ShingleOptions::default()).unwrap();
-    let text =
-        ndup::normalize::normalize(&prose((1 << 17) / shrink(), 6, false), &Default::default());
+    let text = ndup::text::normalize::normalize(
+        &prose((1 << 17) / shrink(), 6, false),
+        &Default::default(),
+    );
     let a = shingler.hash_set(&text, 42);
     // A near-duplicate as exact verification sees them: every 200 bytes, 6 replaced (the
     // shingles over each edit change), Jaccard about 0.8. A merge of two nearly equal sets is
@@ -420,7 +424,7 @@ fn bench_verify(c: &mut Criterion) {
     });
     g.throughput(Throughput::Bytes(text.len() as u64));
     // With buffers reused between documents, as exact verification builds its sets.
-    let mut scratch = ndup::shingle::SetScratch::default();
+    let mut scratch = ndup::text::shingle::SetScratch::default();
     g.bench_function("exact-shingle-set", |bench| {
         bench.iter(|| shingler.hash_set_with(black_box(&text), 42, &mut scratch))
     });
@@ -449,8 +453,10 @@ fn bench_verify(c: &mut Criterion) {
         })
     });
     // A large document (2 MiB, a changelog or a manual): its hashes no longer fit in L2.
-    let large =
-        ndup::normalize::normalize(&prose((1 << 21) / shrink(), 8, false), &Default::default());
+    let large = ndup::text::normalize::normalize(
+        &prose((1 << 21) / shrink(), 8, false),
+        &Default::default(),
+    );
     g.throughput(Throughput::Bytes(large.len() as u64));
     g.bench_function("exact-shingle-set-2m", |bench| {
         bench.iter(|| shingler.hash_set_with(black_box(&large), 42, &mut scratch))

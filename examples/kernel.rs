@@ -21,10 +21,11 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use ndup::input::{self, InputOptions};
-use ndup::minhash::{Signer, SketchKind, SketchParams};
-use ndup::normalize::{NormalizeOptions, normalize_into};
-use ndup::shingle::{ShingleOptions, Shingler};
+use ndup::sketch::minhash::{Signer, SketchKind, SketchParams};
+use ndup::source::files as input;
+use ndup::source::files::InputOptions;
+use ndup::text::normalize::{NormalizeOptions, normalize_into};
+use ndup::text::shingle::{ShingleOptions, Shingler};
 
 const NUM_PERM: usize = 128;
 const SEED: u64 = 42;

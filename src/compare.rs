@@ -6,13 +6,13 @@
 
 use serde::Serialize;
 
-use crate::config::ScanConfig;
 use crate::error::Result;
-use crate::minhash::{Signer, estimate, standard_error};
-use crate::normalize::normalize_into;
-use crate::sample::{SampleMatch, modulo_sample};
-use crate::shingle::{ShingleKind, Shingler};
-use crate::verify::{bag_jaccard_max, bag_jaccard_sum, containment, jaccard};
+use crate::find::config::ScanConfig;
+use crate::sim::{bag_jaccard_max, bag_jaccard_sum, containment, jaccard};
+use crate::sketch::minhash::{Signer, estimate, standard_error};
+use crate::sketch::sample::{SampleMatch, modulo_sample};
+use crate::text::normalize::normalize_into;
+use crate::text::shingle::{ShingleKind, Shingler};
 
 /// The parameters a comparison was made with.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -126,7 +126,7 @@ impl Comparison {
             shingles_b: set_b.len(),
             bag_size_a: bag_a.len(),
             bag_size_b: bag_b.len(),
-            shared: crate::verify::intersection_size(&set_a, &set_b),
+            shared: crate::sim::intersection_size(&set_a, &set_b),
             jaccard: j,
             estimate,
             estimate_samples: samples,
@@ -142,8 +142,8 @@ impl Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::normalize::NormalizeOptions;
-    use crate::shingle::ShingleOptions;
+    use crate::text::normalize::NormalizeOptions;
+    use crate::text::shingle::ShingleOptions;
 
     fn words(w: usize) -> ScanConfig {
         ScanConfig {
@@ -190,7 +190,7 @@ mod tests {
     #[test]
     fn sample_sketches_and_empty_texts() {
         let config = ScanConfig {
-            sample: Some(crate::sample::SampleParams {
+            sample: Some(crate::sketch::sample::SampleParams {
                 modulo: 1,
                 ..Default::default()
             }),

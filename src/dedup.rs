@@ -32,11 +32,15 @@ use rayon::prelude::*;
 use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_128;
 
-use crate::cluster::UnionFind;
 use crate::error::Result;
-use crate::input::{self, Read, Skip, SkipKind};
-use crate::records::{self, Event, Ids, RecordSource, parse_record};
-use crate::scan::{Document, Origin, Pipeline, ScanReport, Scratch, SignedCorpus};
+use crate::find::{Pipeline, ScanReport, Scratch, SignedCorpus};
+use crate::model::cluster::UnionFind;
+use crate::model::{Skip, SkipKind};
+use crate::source::files as input;
+use crate::source::files::Read;
+use crate::source::records;
+use crate::source::records::{Event, Ids, RecordSource, parse_record};
+use crate::source::{Document, Origin};
 
 /// Files read and hashed per parallel step: bounds the normalized text held at once.
 const FILE_BATCH: usize = 1024;
@@ -90,7 +94,7 @@ impl DedupReport {
     }
 
     /// Writes the kept records of JSON-lines sources, in input order, each line as it was read
-    /// (line ends become `\n`). Sources are read again (see [`crate::records`]).
+    /// (line ends become `\n`). Sources are read again (see [`crate::source::records`]).
     pub fn write_kept_records(&self, w: &mut dyn Write) -> io::Result<()> {
         // Kept line numbers, ascending, per source in order of first appearance.
         let mut per_source: Vec<(&Arc<RecordSource>, Vec<u64>)> = Vec::new();
@@ -432,7 +436,7 @@ pub fn dedup_records(pipeline: &Pipeline, inputs: &[PathBuf], keep: Keep) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ScanConfig;
+    use crate::find::config::ScanConfig;
 
     fn fates_of(texts: &[&str], keep: Keep) -> Vec<Fate> {
         let dir = tempfile::tempdir().unwrap();

@@ -40,7 +40,7 @@ pub enum Error {
     #[error("no document could be read{}", skip_reasons(skipped))]
     NoDocuments {
         /// The files and directories that were skipped, with their reasons.
-        skipped: Vec<crate::input::Skip>,
+        skipped: Vec<crate::model::Skip>,
     },
     /// The index file given does not exist (queries and removals need one).
     #[error("{path}: no such index (create it with `ndup index build`)")]
@@ -133,7 +133,7 @@ pub enum Error {
 }
 
 /// `": a: reason; b: reason"`, the first few skips of a failed scan, for its one-line error.
-fn skip_reasons(skipped: &[crate::input::Skip]) -> String {
+fn skip_reasons(skipped: &[crate::model::Skip]) -> String {
     const SHOWN: usize = 3;
     let mut s = String::new();
     for (i, skip) in skipped.iter().take(SHOWN).enumerate() {
@@ -178,7 +178,7 @@ pub fn format_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::{Skip, SkipKind};
+    use crate::model::{Skip, SkipKind};
 
     #[test]
     fn no_documents_names_the_first_skips() {

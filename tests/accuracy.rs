@@ -11,12 +11,13 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use ndup::config::{Measure, ScanConfig};
-use ndup::lsh::{LshIndex, LshParams};
-use ndup::minhash::{Signer, SketchKind, SketchParams, estimate, fmix64, standard_error};
-use ndup::sample::{SampleKind, SampleMatch, SampleParams, modulo_sample};
-use ndup::scan::{Pipeline, ScanReport};
-use ndup::tune::Weights;
+use ndup::candidates::lsh::{LshIndex, LshParams};
+use ndup::candidates::tune::Weights;
+use ndup::find::config::ScanConfig;
+use ndup::find::{Pipeline, ScanReport};
+use ndup::sim::Measure;
+use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, estimate, fmix64, standard_error};
+use ndup::sketch::sample::{SampleKind, SampleMatch, SampleParams, modulo_sample};
 use ndup::verify::VerifyMode;
 
 // ---------------------------------------------------------------------------------------------
@@ -300,7 +301,7 @@ fn edit(rng: &mut ChaCha8Rng, words: &[String], vocab: &[String], rate: f64) -> 
 /// J(1-J)/128.
 #[test]
 fn text_shingles_give_unbiased_estimates() {
-    use ndup::shingle::{ShingleKind, ShingleOptions, Shingler};
+    use ndup::text::shingle::{ShingleKind, ShingleOptions, Shingler};
     use std::collections::HashSet;
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let vocab = vocabulary(&mut rng, 400);
@@ -974,7 +975,7 @@ mod cli {
             .map(|i| {
                 format!(
                     "w{:x}",
-                    ndup::minhash::fmix64(seed * 100_000 + i as u64) % 99_991
+                    ndup::sketch::minhash::fmix64(seed * 100_000 + i as u64) % 99_991
                 )
             })
             .collect::<Vec<_>>()

@@ -4,9 +4,10 @@ use std::fs;
 use std::path::Path;
 
 use assert_cmd::Command;
-use ndup::config::{Measure, ScanConfig};
-use ndup::exact::{Threshold, brute_force};
-use ndup::scan::Pipeline;
+use ndup::find::Pipeline;
+use ndup::find::config::ScanConfig;
+use ndup::join::{Threshold, brute_force};
+use ndup::sim::Measure;
 use serde_json::Value;
 use tempfile::TempDir;
 

@@ -6,13 +6,13 @@
 //! The statistical tests use fixed seeds (so they cannot flake) and tolerances of five standard
 //! errors (so a correct implementation passes for any seed, and a biased one does not).
 
-use ndup::config::ScanConfig;
-use ndup::lsh::{LshIndex, LshParams};
-use ndup::minhash::{Signer, SketchKind, SketchParams, estimate, fmix64, standard_error};
-use ndup::normalize::{NormalizeOptions, normalize};
-use ndup::scan::Pipeline;
-use ndup::shingle::{ShingleKind, ShingleOptions, Shingler};
-use ndup::verify::jaccard;
+use ndup::candidates::lsh::{LshIndex, LshParams};
+use ndup::find::Pipeline;
+use ndup::find::config::ScanConfig;
+use ndup::sim::jaccard;
+use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, estimate, fmix64, standard_error};
+use ndup::text::normalize::{NormalizeOptions, normalize};
+use ndup::text::shingle::{ShingleKind, ShingleOptions, Shingler};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 fn shingler(kind: ShingleKind, size: usize) -> Shingler {

@@ -39,13 +39,13 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::config::ScanConfig;
+use crate::candidates::lsh::band_hash;
 use crate::error::{Error, Result};
-use crate::input::Skip;
-use crate::lsh::band_hash;
-use crate::minhash::{SketchKind, SketchParams};
-use crate::normalize::NormalizeOptions;
-use crate::shingle::ShingleKind;
+use crate::find::config::ScanConfig;
+use crate::model::Skip;
+use crate::sketch::minhash::{SketchKind, SketchParams};
+use crate::text::normalize::NormalizeOptions;
+use crate::text::shingle::ShingleKind;
 
 pub use query::{Match, QueryDoc, QueryReport, QuerySource, QueryStats};
 
@@ -743,8 +743,8 @@ fn count_docs(conn: &Connection, path: &Path) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::Pipeline;
-    use crate::verify::jaccard;
+    use crate::find::Pipeline;
+    use crate::sim::jaccard;
     use std::time::Duration;
 
     /// Deterministic text of `n` words from a vocabulary of made-up words.

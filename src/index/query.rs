@@ -11,11 +11,13 @@ use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::*;
-use crate::config::{Params, ScanConfig};
-use crate::input::{self, Skip, SkipKind};
-use crate::minhash::agreement;
-use crate::scan::Pipeline;
-use crate::verify::{Decision, Verifier, jaccard};
+use crate::find::Pipeline;
+use crate::find::config::{Params, ScanConfig};
+use crate::model::{Skip, SkipKind};
+use crate::sim::jaccard;
+use crate::sketch::minhash::agreement;
+use crate::source::files as input;
+use crate::verify::{Decision, Verifier};
 
 /// Where a query document's text comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -401,7 +403,8 @@ fn reload_skip(id: String, reason: String) -> Skip {
 /// The shingle set of an indexed document, read again from its file; only when the file still
 /// has the content that was indexed, else the exact Jaccard would describe another text.
 fn reload_indexed(pipeline: &Pipeline, c: &Candidate) -> std::result::Result<Vec<u64>, Skip> {
-    let bytes = fs::read(&c.path).map_err(|e| reload_skip(c.name.clone(), input::io_reason(&e)))?;
+    let bytes =
+        fs::read(&c.path).map_err(|e| reload_skip(c.name.clone(), crate::model::io_reason(&e)))?;
     if xxh3_128(&bytes).to_be_bytes() != c.hash {
         return Err(reload_skip(
             c.name.clone(),

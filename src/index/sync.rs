@@ -12,8 +12,11 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::*;
-use crate::input::{self, Entry, SkipKind};
-use crate::scan::{Document, Origin, Pipeline, SignedCorpus};
+use crate::find::{Pipeline, SignedCorpus};
+use crate::model::SkipKind;
+use crate::source::files as input;
+use crate::source::files::Entry;
+use crate::source::{Document, Origin};
 
 /// A file read and, if its content changed, signed.
 enum Fresh {

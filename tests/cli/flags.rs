@@ -4,11 +4,11 @@
 //! Tests that compare similarities use `--verify exact` so the report carries the exact
 //! Jaccard, which is then checked against the library under the same options.
 
-use ndup::config::ScanConfig;
-use ndup::lsh::LshParams;
-use ndup::minhash::SketchKind;
-use ndup::normalize::NormalizeOptions;
-use ndup::shingle::{ShingleKind, ShingleOptions};
+use ndup::candidates::lsh::LshParams;
+use ndup::find::config::ScanConfig;
+use ndup::sketch::minhash::SketchKind;
+use ndup::text::normalize::NormalizeOptions;
+use ndup::text::shingle::{ShingleKind, ShingleOptions};
 
 use super::util::{
     Dir, PLANTED_PAIRS, Rng, edited, library_estimate, library_jaccard, owned, planted, prose, text,
@@ -668,7 +668,7 @@ fn seed_gives_reproducible_output_and_is_recorded() {
             seed,
             ..Default::default()
         };
-        ndup::scan::Pipeline::new(config)
+        ndup::find::Pipeline::new(config)
             .unwrap()
             .signature(&d.read("docs/original.txt"))
             .unwrap()

@@ -3,8 +3,8 @@
 
 use std::fs;
 
-use ndup::config::ScanConfig;
-use ndup::input::io_reason;
+use ndup::find::config::ScanConfig;
+use ndup::model::io_reason;
 
 use super::util::{
     Dir, PLANTED_PAIRS, edited, library_estimate, library_jaccard, owned, planted, text,

@@ -358,7 +358,7 @@ impl Rng {
                 w.push(C[self.below(C.len())] as char);
                 w.push(V[self.below(V.len())] as char);
             }
-            if !ndup::shingle::ENGLISH_STOPWORDS.contains(&w.as_str()) {
+            if !ndup::text::shingle::ENGLISH_STOPWORDS.contains(&w.as_str()) {
                 return w;
             }
         }
@@ -412,15 +412,15 @@ pub fn edited(seed: u64, n: usize, edits: usize) -> String {
 }
 
 /// The exact Jaccard similarity of two texts under the default pipeline, computed by the library.
-pub fn library_jaccard(config: &ndup::config::ScanConfig, a: &str, b: &str) -> f64 {
-    let p = ndup::scan::Pipeline::new(config.clone()).unwrap();
-    ndup::verify::jaccard(&p.shingle_set(a), &p.shingle_set(b))
+pub fn library_jaccard(config: &ndup::find::config::ScanConfig, a: &str, b: &str) -> f64 {
+    let p = ndup::find::Pipeline::new(config.clone()).unwrap();
+    ndup::sim::jaccard(&p.shingle_set(a), &p.shingle_set(b))
 }
 
 /// The signature estimate of two texts under `config`, computed by the library.
-pub fn library_estimate(config: &ndup::config::ScanConfig, a: &str, b: &str) -> f64 {
-    let p = ndup::scan::Pipeline::new(config.clone()).unwrap();
-    ndup::minhash::estimate(&p.signature(a).unwrap(), &p.signature(b).unwrap())
+pub fn library_estimate(config: &ndup::find::config::ScanConfig, a: &str, b: &str) -> f64 {
+    let p = ndup::find::Pipeline::new(config.clone()).unwrap();
+    ndup::sketch::minhash::estimate(&p.signature(a).unwrap(), &p.signature(b).unwrap())
 }
 
 /// A process handle for tests that need to drive the pipe themselves.

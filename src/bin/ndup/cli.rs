@@ -6,17 +6,18 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use ndup::config::{DEFAULT_MAX_BUCKET, DEFAULT_SEED, Measure, ScanConfig};
+use ndup::candidates::lsh::LshParams;
+use ndup::candidates::tune::{DEFAULT_FN_WEIGHT, DEFAULT_FP_WEIGHT, Weights};
 use ndup::dedup::Keep;
-use ndup::input::InputOptions;
-use ndup::lsh::LshParams;
-use ndup::minhash::SketchKind;
-use ndup::normalize::NormalizeOptions;
-use ndup::output::Format;
-use ndup::records::{RecordOptions, is_jsonl_path, is_stdin};
-use ndup::sample::{DEFAULT_MODULO, DEFAULT_SUPERSHINGLE_SIZE, SampleKind, SampleParams};
-use ndup::shingle::{ShingleKind, ShingleOptions, parse_stopwords};
-use ndup::tune::{DEFAULT_FN_WEIGHT, DEFAULT_FP_WEIGHT, Weights};
+use ndup::find::config::{DEFAULT_MAX_BUCKET, DEFAULT_SEED, ScanConfig};
+use ndup::report::Format;
+use ndup::sim::Measure;
+use ndup::sketch::minhash::SketchKind;
+use ndup::sketch::sample::{DEFAULT_MODULO, DEFAULT_SUPERSHINGLE_SIZE, SampleKind, SampleParams};
+use ndup::source::files::InputOptions;
+use ndup::source::records::{RecordOptions, is_jsonl_path, is_stdin};
+use ndup::text::normalize::NormalizeOptions;
+use ndup::text::shingle::{ShingleKind, ShingleOptions, parse_stopwords};
 use ndup::verify::VerifyMode;
 
 /// Find near-duplicate documents: shingles, MinHash signatures and LSH.
@@ -792,7 +793,7 @@ impl SketchingArgs {
 
 /// Resolves `--num-perm`, `--bands` and `--rows` (any may be missing) for `threshold`.
 /// `num_perm` defaults to 128, or to bands x rows when both are given; whatever of bands and rows
-/// is not given, the tuner chooses (see [`ndup::tune`]). Bands x rows above num-perm is a usage
+/// is not given, the tuner chooses (see [`ndup::candidates::tune`]). Bands x rows above num-perm is a usage
 /// error; below it, the remaining slots are unbanded and only count in verification.
 pub fn resolve_banding(
     num_perm: Option<usize>,
@@ -833,7 +834,7 @@ pub fn resolve_banding(
             bail!("--bands {b} x --rows {r} = {used} but --num-perm is {n}");
         }
     }
-    let lsh = ndup::tune::tune(threshold, n, weights, bands, rows)?;
+    let lsh = ndup::candidates::tune::tune(threshold, n, weights, bands, rows)?;
     Ok((n, lsh))
 }
 
@@ -982,7 +983,7 @@ mod tests {
         // No bands or rows: the tuner's choice for the threshold.
         assert_eq!(r(None, None, None, 0.8).unwrap(), (128, 18, 7));
         assert_eq!(r(None, None, None, 0.5).unwrap(), (128, 39, 3));
-        let tuned = ndup::tune::tune(0.8, 256, w, None, None).unwrap();
+        let tuned = ndup::candidates::tune::tune(0.8, 256, w, None, None).unwrap();
         assert_eq!(
             r(Some(256), None, None, 0.8).unwrap(),
             (256, tuned.bands, tuned.rows)

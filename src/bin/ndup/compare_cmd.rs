@@ -6,8 +6,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use ndup::compare::Comparison;
-use ndup::config::ScanConfig;
-use ndup::input::{Read, read_document};
+use ndup::find::config::ScanConfig;
+use ndup::source::files::{Read, read_document};
 
 use crate::cli::{CompareArgs, ExplainFormat};
 use crate::exit::Exit;
@@ -15,7 +15,7 @@ use crate::exit::Exit;
 fn read(path: &Path) -> Result<String> {
     match read_document(path).with_context(|| path.display().to_string())? {
         Read::Text(t) => Ok(t),
-        Read::Binary => bail!("{}: {}", path.display(), ndup::input::BINARY_REASON),
+        Read::Binary => bail!("{}: {}", path.display(), ndup::model::BINARY_REASON),
     }
 }
 

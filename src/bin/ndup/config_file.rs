@@ -132,7 +132,7 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, Option<Found>)> {
                 return Ok((argv, None));
             }
             let root = root.canonicalize().map_err(|e| {
-                anyhow::anyhow!("{}: {}", root.display(), ndup::input::io_reason(&e))
+                anyhow::anyhow!("{}: {}", root.display(), ndup::model::io_reason(&e))
             })?;
             (path, Trust::Tree(root))
         }
@@ -141,7 +141,7 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, Option<Found>)> {
         anyhow::anyhow!(
             "{}: cannot read the configuration: {}",
             path.display(),
-            ndup::input::io_reason(&e)
+            ndup::model::io_reason(&e)
         )
     })?;
     let table: toml::Table = toml::from_str(&text)
@@ -236,7 +236,7 @@ fn trusted_in_tree(path: &Path, root: &Path, long: &str, value: &toml::Value) ->
             Err(e) => Err(anyhow::anyhow!(
                 "{}: `{long}` names {file}: {}",
                 path.display(),
-                ndup::input::io_reason(&e)
+                ndup::model::io_reason(&e)
             )),
         };
     }

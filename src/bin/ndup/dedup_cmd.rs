@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use ndup::dedup::{self, DedupReport};
-use ndup::scan::Pipeline;
+use ndup::find::Pipeline;
 
 use crate::cli::DedupArgs;
 use crate::exit::Exit;
@@ -29,7 +29,7 @@ pub fn run(args: DedupArgs) -> Result<Exit> {
     let report = if jsonl {
         let mut sources = args.inputs.clone();
         if let Some(list) = &args.input.files_from {
-            sources.extend(ndup::input::read_list(list, args.input.null)?);
+            sources.extend(ndup::source::files::read_list(list, args.input.null)?);
         }
         dedup::dedup_records(&pipeline, &sources, args.keep())?
     } else {

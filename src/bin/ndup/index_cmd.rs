@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use ndup::Error;
+use ndup::find::{Pipeline, SignedCorpus};
 use ndup::index::{Index, IndexParams, QueryDoc, QuerySource};
-use ndup::input::{Skip, SkipKind};
-use ndup::output::{self, Format};
-use ndup::scan::{Pipeline, SignedCorpus};
+use ndup::model::{Skip, SkipKind};
+use ndup::report as output;
+use ndup::report::Format;
 
 use crate::cli::{IndexCommand, IndexSyncArgs, QueryArgs, index_config};
 use crate::exit::Exit;

@@ -2,8 +2,8 @@
 //! someone else can neither break a message into several lines nor send escape sequences to the
 //! terminal.
 
-use ndup::input::{Skip, SkipKind};
-use ndup::output::printable;
+use ndup::model::{Skip, SkipKind};
+use ndup::report::printable;
 
 /// `ndup: MESSAGE`, on one line.
 pub fn error(message: &str) {

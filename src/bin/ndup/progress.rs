@@ -50,7 +50,7 @@ impl Drop for Bar {
     }
 }
 
-impl ndup::scan::Progress for Bar {
+impl ndup::find::Progress for Bar {
     fn total(&self, documents: u64) {
         self.bar.set_length(documents);
         self.bar.set_style(

@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 
-use ndup::baseline::Baseline;
-use ndup::ndupignore::NdupIgnore;
-use ndup::output::{self, Format, ReportOptions};
-use ndup::scan::Pipeline;
+use ndup::accept::baseline::Baseline;
+use ndup::accept::ndupignore::NdupIgnore;
+use ndup::find::Pipeline;
+use ndup::report as output;
+use ndup::report::{Format, ReportOptions};
 
 use crate::cli::ScanArgs;
 use crate::exit::Exit;
@@ -24,7 +25,7 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let note = (shaped && config.effective_sample().is_none())
         .then(|| {
             let tuned = args.candidates.bands.is_none() || args.candidates.rows.is_none();
-            ndup::tune::unbanded_note(config.num_perm, config.lsh, tuned)
+            ndup::candidates::tune::unbanded_note(config.num_perm, config.lsh, tuned)
         })
         .flatten();
     let (output, baseline_out) = outputs(&args)?;
@@ -69,7 +70,7 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
         let mut sources = args.paths.clone();
         if let Some(list) = &args.input.files_from {
             // With JSON lines, the listed files are more sources.
-            sources.extend(ndup::input::read_list(list, args.input.null)?);
+            sources.extend(ndup::source::files::read_list(list, args.input.null)?);
         }
         Some(pipeline.sign_records(&sources)?)
     } else if let Some(index) = &args.index {
@@ -87,13 +88,13 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
         (None, _) if exact && jsonl => {
             let mut sources = args.paths.clone();
             if let Some(list) = &args.input.files_from {
-                sources.extend(ndup::input::read_list(list, args.input.null)?);
+                sources.extend(ndup::source::files::read_list(list, args.input.null)?);
             }
             let corpus = pipeline.shingle_records(&sources)?;
-            ndup::exact::finish(pipeline.config(), corpus, start)?
+            ndup::find::exact::finish(pipeline.config(), corpus, start)?
         }
-        (None, _) if exact => ndup::exact::scan_files(pipeline.config(), &args.paths, start)?,
-        (None, Some(sample)) => ndup::sample::scan(&pipeline, sample, &args.paths)?,
+        (None, _) if exact => ndup::find::exact::scan_files(pipeline.config(), &args.paths, start)?,
+        (None, Some(sample)) => ndup::find::sample::scan(&pipeline, sample, &args.paths)?,
         (None, None) => unreachable!("a corpus is read unless exact mode or a sample sketch runs"),
     };
     if let Some(bar) = &bar {

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 
-use ndup::tune::Tuning;
+use ndup::candidates::tune::Tuning;
 
 use crate::cli::{ExplainFormat, TuneArgs, resolve_banding};
 use crate::exit::Exit;

@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::{ReportOptions, Reporter};
-use crate::scan::ScanReport;
+use crate::find::ScanReport;
 
 /// The JSON-lines reporter.
 pub struct JsonLines;

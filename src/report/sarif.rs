@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::{ReportOptions, Reporter, location, measures};
-use crate::scan::ScanReport;
+use crate::find::ScanReport;
 
 /// The SARIF reporter.
 pub struct Sarif;

@@ -223,7 +223,7 @@ impl LshIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::minhash::{Signer, SketchKind, SketchParams, fmix64};
+    use crate::sketch::minhash::{Signer, SketchKind, SketchParams, fmix64};
     use std::sync::atomic::{AtomicU64, Ordering};
 
     #[test]

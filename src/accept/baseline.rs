@@ -23,7 +23,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::scan::ScanReport;
+use crate::find::ScanReport;
 
 /// The version of the baseline file format.
 pub const BASELINE_FORMAT_VERSION: u32 = 1;

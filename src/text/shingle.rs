@@ -22,7 +22,7 @@ use unicode_segmentation::UnicodeSegmentation;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::{Error, Result};
-use crate::normalize::first_non_ascii;
+use crate::text::normalize::first_non_ascii;
 
 /// The kind of shingle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use anstyle::{AnsiColor, Style};
 
 use super::{ReportOptions, Reporter, measures, printable};
-use crate::scan::ScanReport;
+use crate::find::ScanReport;
 
 /// The text reporter.
 pub struct Text;

@@ -26,7 +26,8 @@ use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::records::RecordOptions;
+use crate::model::{Skip, SkipKind, io_reason};
+use crate::source::records::RecordOptions;
 
 /// How far into a file to look for a NUL byte (the same heuristic as git and ripgrep).
 pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -62,66 +63,6 @@ pub struct Entry {
     pub id: String,
     /// The file to read.
     pub path: PathBuf,
-}
-
-/// Why a document was skipped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SkipKind {
-    /// A NUL byte in the first 8 KiB.
-    Binary,
-    /// The file or directory could not be read.
-    Unreadable,
-    /// A JSON-lines record that is not a usable document (bad JSON, no text, a duplicate id).
-    Malformed,
-    /// A file larger than `max_filesize`.
-    TooLarge,
-}
-
-impl SkipKind {
-    /// A short name for summaries.
-    pub fn name(self) -> &'static str {
-        match self {
-            SkipKind::Binary => "binary",
-            SkipKind::Unreadable => "unreadable",
-            SkipKind::Malformed => "malformed",
-            SkipKind::TooLarge => "too-large",
-        }
-    }
-}
-
-/// A document (or directory) that was skipped, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Skip {
-    /// The path or id.
-    pub id: String,
-    /// The kind of problem.
-    pub kind: SkipKind,
-    /// A one-line reason for a person.
-    pub reason: String,
-}
-
-/// The reason given for a binary file, everywhere one is skipped.
-pub const BINARY_REASON: &str = "binary file (NUL byte in the first 8 KiB)";
-
-impl Skip {
-    /// `id` could not be read: the operating system's reason.
-    pub fn unreadable(id: impl Into<String>, err: &std::io::Error) -> Skip {
-        Skip {
-            id: id.into(),
-            kind: SkipKind::Unreadable,
-            reason: io_reason(err),
-        }
-    }
-
-    /// `id` looks binary (a NUL byte in its first 8 KiB).
-    pub fn binary(id: impl Into<String>) -> Skip {
-        Skip {
-            id: id.into(),
-            kind: SkipKind::Binary,
-            reason: BINARY_REASON.into(),
-        }
-    }
 }
 
 /// Finds the documents under `paths` (and in the `files_from` list). A path that does not exist
@@ -432,15 +373,6 @@ fn path_from_bytes(b: &[u8]) -> PathBuf {
 /// The id of a path: as given, lossily converted to UTF-8.
 pub fn display_id(path: &Path) -> String {
     path.to_string_lossy().into_owned()
-}
-
-/// The operating system's reason without Rust's "(os error N)" suffix.
-pub fn io_reason(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
 }
 
 /// What reading a document gave.

@@ -21,7 +21,9 @@ pub use jsonl::JsonLines;
 pub use sarif::{RULE_ID, Sarif, path_uri};
 pub use text::Text;
 
-use crate::scan::{Origin, Pair, ScanReport, Stats};
+use crate::find::ScanReport;
+use crate::model::{Pair, Stats};
+use crate::source::Origin;
 
 /// The report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -216,8 +218,8 @@ pub(crate) mod tests {
     }
 
     use super::*;
-    use crate::config::ScanConfig;
-    use crate::scan::Document;
+    use crate::find::config::ScanConfig;
+    use crate::source::Document;
 
     /// A report with three documents, two pairs (one with an exact Jaccard) and one skip.
     pub(crate) fn sample() -> ScanReport {
@@ -242,9 +244,9 @@ pub(crate) mod tests {
                 doc("docs/c.md"),
             ],
             pairs: vec![pair(0, 1, 0.875, Some(0.9)), pair(0, 2, 0.8125, None)],
-            skipped: vec![crate::input::Skip {
+            skipped: vec![crate::model::Skip {
                 id: "docs/x".into(),
-                kind: crate::input::SkipKind::Unreadable,
+                kind: crate::model::SkipKind::Unreadable,
                 reason: "Permission denied".into(),
             }],
             stats: Stats::default(),

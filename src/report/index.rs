@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use super::Format;
 use crate::index::{INDEX_FORMAT_VERSION, QueryReport, SyncReport};
-use crate::input::Skip;
+use crate::model::Skip;
 
 #[derive(Serialize)]
 struct IndexRecord<'a> {

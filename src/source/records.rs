@@ -14,7 +14,7 @@
 //! *malformed*: it becomes a [`Skip`] named `source:line` and the rest of the source is read.
 //!
 //! **Reading a record again.** Exact verification and `ndup dedup` read records a second time.
-//! A record's [`Origin`](crate::scan::Origin) holds its source, its line number and the byte
+//! A record's [`Origin`](crate::source::Origin) holds its source, its line number and the byte
 //! offset of the line in the decompressed stream. An uncompressed file is read again by seeking to
 //! that offset. A compressed file is decompressed again and read forward to the wanted lines (one
 //! pass per batch of records, sorted by offset): this costs CPU time but no disk space, and
@@ -35,7 +35,7 @@ use serde_json::Value;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{Error, Result};
-use crate::input::{Skip, SkipKind, io_reason};
+use crate::model::{Skip, SkipKind, io_reason};
 
 /// The path that means standard input.
 pub const STDIN: &str = "-";
@@ -496,7 +496,7 @@ fn read_source(input: &Path, spool_stdin: bool, send: &mut dyn FnMut(Event) -> b
     let name = if stdin {
         STDIN_NAME.to_string()
     } else {
-        crate::input::display_id(input)
+        crate::source::files::display_id(input)
     };
     let skip = |id: String, reason: String| {
         Event::Skip(Skip {
@@ -833,8 +833,9 @@ mod tests {
     /// Scans `lines` as a zstd-compressed JSON-lines file, verifying pairs exactly at
     /// `threshold`; returns the pairs found, whether each has its exact Jaccard, and the source.
     fn scan_compressed_exactly(lines: &str, threshold: f64) -> (usize, bool, Arc<RecordSource>) {
-        use crate::config::ScanConfig;
-        use crate::scan::{Origin, Pipeline};
+        use crate::find::Pipeline;
+        use crate::find::config::ScanConfig;
+        use crate::source::Origin;
         use crate::verify::VerifyMode;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl.zst");
@@ -881,7 +882,12 @@ mod tests {
         // 26 groups of 20 near copies with one boilerplate: 520 records, 4,940 pairs.
         let words = |seed: u64, n: u64| {
             (0..n)
-                .map(|i| format!("w{}", crate::minhash::fmix64(seed * 1_000_003 + i) % 5000))
+                .map(|i| {
+                    format!(
+                        "w{}",
+                        crate::sketch::minhash::fmix64(seed * 1_000_003 + i) % 5000
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(" ")
         };
@@ -942,7 +948,7 @@ mod tests {
     #[derive(Default)]
     struct Count(std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64);
 
-    impl crate::scan::Progress for Count {
+    impl crate::find::Progress for Count {
         fn total(&self, n: u64) {
             self.0.store(n, std::sync::atomic::Ordering::Relaxed);
         }
@@ -953,7 +959,7 @@ mod tests {
 
     #[test]
     fn signing_records_reports_progress_and_keeps_input_order() {
-        use crate::scan::Pipeline;
+        use crate::find::Pipeline;
         use std::sync::atomic::Ordering::Relaxed;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");

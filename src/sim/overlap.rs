@@ -320,7 +320,7 @@ impl Filler<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::{containment, intersection_size, jaccard};
+    use crate::sim::{containment, intersection_size, jaccard};
     use proptest::prelude::*;
 
     fn add(t: &mut OverlapTable, members: u8, hashes: &[u64]) {

@@ -20,8 +20,8 @@
 
 use serde::Serialize;
 
+use crate::candidates::lsh::LshParams;
 use crate::error::{Error, Result};
-use crate::lsh::LshParams;
 use crate::verify::{Verifier, VerifyMode};
 
 /// Default weight of the false-positive area.
@@ -265,8 +265,8 @@ fn binomial(n: usize, p: f64) -> Vec<f64> {
 }
 
 /// Memory an `ndup scan` needs per million documents with the default sketches, by structure.
-/// The figures follow the data structures of [`crate::scan`] and [`crate::lsh`]: one `u32` per
-/// signature slot, one `u64` band hash per band in [`crate::lsh::LshIndex`], and, while candidates
+/// The figures follow the data structures of [`crate::find`] and [`crate::candidates::lsh`]: one `u32` per
+/// signature slot, one `u64` band hash per band in [`crate::candidates::lsh::LshIndex`], and, while candidates
 /// are enumerated, every band sorted as `(u64 hash, u32 document)` entries (16 bytes with padding).
 /// Document records are an estimate: the id and the path are kept (two strings of the id's
 /// length plus their headers).

@@ -4,14 +4,15 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::candidates::lsh::LshParams;
+use crate::candidates::tune::Weights;
 use crate::error::{Error, Result};
-use crate::input::InputOptions;
-use crate::lsh::LshParams;
-use crate::minhash::{SketchKind, SketchParams};
-use crate::normalize::NormalizeOptions;
-use crate::sample::SampleParams;
-use crate::shingle::{ShingleKind, ShingleOptions};
-use crate::tune::Weights;
+use crate::sim::Measure;
+use crate::sketch::minhash::{SketchKind, SketchParams};
+use crate::sketch::sample::SampleParams;
+use crate::source::files::InputOptions;
+use crate::text::normalize::NormalizeOptions;
+use crate::text::shingle::{ShingleKind, ShingleOptions};
 use crate::verify::VerifyMode;
 
 /// The version of the JSON report format. Bumped when a field changes meaning or disappears.
@@ -20,19 +21,8 @@ pub const FORMAT_VERSION: u32 = 1;
 /// The seed used when none is given, so that runs are reproducible by default.
 pub const DEFAULT_SEED: u64 = 42;
 
-/// Buckets with more members than this are linked as stars (see [`crate::lsh`]).
+/// Buckets with more members than this are linked as stars (see [`crate::candidates::lsh`]).
 pub const DEFAULT_MAX_BUCKET: usize = 1000;
-
-/// What the threshold measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Measure {
-    /// Jaccard similarity of the shingle sets (default).
-    Jaccard,
-    /// Containment: a pair is reported when `max(|A∩B|/|A|, |A∩B|/|B|) >= threshold`, so a
-    /// document found inside a larger one is reported even though their Jaccard is low.
-    Containment,
-}
 
 /// Which method finds the pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,7 +30,7 @@ pub enum Measure {
 pub enum Mode {
     /// MinHash signatures, LSH candidates and verification (default).
     Minhash,
-    /// An exact set-similarity join (see [`crate::exact`]).
+    /// An exact set-similarity join (see [`crate::join`]).
     Exact,
 }
 
@@ -103,9 +93,10 @@ impl Default for ScanConfig {
 
 impl ScanConfig {
     /// This configuration with the banding the tuner chooses for its threshold and `num_perm`
-    /// (see [`crate::tune`]). Use it after changing the threshold of [`ScanConfig::default`].
+    /// (see [`crate::candidates::tune`]). Use it after changing the threshold of [`ScanConfig::default`].
     pub fn tuned(self, weights: Weights) -> Result<Self> {
-        let lsh = crate::tune::tune(self.threshold, self.num_perm, weights, None, None)?;
+        let lsh =
+            crate::candidates::tune::tune(self.threshold, self.num_perm, weights, None, None)?;
         Ok(ScanConfig { lsh, ..self })
     }
 
@@ -134,8 +125,8 @@ impl ScanConfig {
             ));
         }
         self.input.records.validate()?;
-        crate::shingle::Shingler::new(&self.shingle)?;
-        crate::minhash::Signer::new(self.sketch_params())?;
+        crate::text::shingle::Shingler::new(&self.shingle)?;
+        crate::sketch::minhash::Signer::new(self.sketch_params())?;
         if let Some(s) = self.sample {
             s.validate()?;
         }
@@ -172,7 +163,7 @@ impl ScanConfig {
             sketch: sample.map_or(self.sketch.name(), |s| s.kind.name()),
             modulo: sample.map(|s| s.modulo),
             supershingle_size: sample
-                .filter(|s| s.kind == crate::sample::SampleKind::Supershingle)
+                .filter(|s| s.kind == crate::sketch::sample::SampleKind::Supershingle)
                 .map(|s| s.supershingle_size),
             num_perm: self.num_perm,
             bands: self.lsh.bands,
@@ -273,7 +264,7 @@ mod tests {
 
     #[test]
     fn containment_compares_samples() {
-        use crate::sample::{SampleKind, SampleParams};
+        use crate::sketch::sample::{SampleKind, SampleParams};
         let c = ScanConfig {
             measure: Measure::Containment,
             ..Default::default()

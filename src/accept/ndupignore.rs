@@ -75,7 +75,7 @@ impl NdupIgnore {
             rules.push((glob(path, i + 1, a)?, glob(path, i + 1, b)?));
         }
         Ok(NdupIgnore {
-            root: crate::input::display_id(root),
+            root: crate::source::files::display_id(root),
             rules,
         })
     }

@@ -187,7 +187,7 @@ impl Signer {
     /// Signs a non-empty multiset of shingle hashes into `out` (`num_perm` slots). Repeated hashes
     /// are harmless. `scratch` is reused between calls to avoid allocating per document.
     ///
-    /// The hashes must be uniform 64-bit values, as the [`Shingler`](crate::shingle::Shingler)'s
+    /// The hashes must be uniform 64-bit values, as the [`Shingler`](crate::text::shingle::Shingler)'s
     /// are: FSS and OPH take a shingle's first slot and value from its hash's own bits. Hash raw
     /// integers or strings (with xxh3, say) before signing them.
     ///
@@ -289,7 +289,7 @@ impl Signer {
 
     /// Feeds a signature begun with [`begin`](Self::begin) one hash at a time: what
     /// [`absorb`](Self::absorb) does for a block, for a producer such as
-    /// [`Shingler::for_each_hash`](crate::shingle::Shingler::for_each_hash) that hands over each
+    /// [`Shingler::for_each_hash`](crate::text::shingle::Shingler::for_each_hash) that hands over each
     /// hash as it is made, so that no block is written and read back. `None` for classic
     /// MinHash, which needs the whole hash list.
     pub fn absorber<'a>(&self, slots: &'a mut [u64]) -> Option<Absorber<'a>> {

@@ -11,8 +11,8 @@
 use std::io::{self, Write};
 
 use super::{ReportOptions, Reporter, location, measures};
-use crate::input::SkipKind;
-use crate::scan::ScanReport;
+use crate::find::ScanReport;
+use crate::model::SkipKind;
 
 /// The GitHub Actions reporter.
 pub struct Github;

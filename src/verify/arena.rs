@@ -72,7 +72,7 @@ impl SetArena {
 
     /// Stores the set that `fill` writes to the front of `max_len` words of room, and keeps as
     /// many words as it returns. Why: a set with repeats left in is copied here once, the
-    /// repeats dropped on the way (see [`dedup_into`](crate::shingle::dedup_into)).
+    /// repeats dropped on the way (see [`dedup_into`](crate::text::shingle::dedup_into)).
     pub fn store_with(&self, max_len: usize, fill: impl FnOnce(&mut [u64]) -> usize) -> SetRef {
         if max_len == 0 {
             return SetRef {

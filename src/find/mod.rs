@@ -5,31 +5,39 @@
 //! not with the size of the corpus. Exact verification reads the documents of the uncertain pairs
 //! again, in bounded batches, instead of keeping every shingle set.
 
+pub mod config;
+pub mod exact;
+pub mod sample;
+
 // foldhash: the maps here are keyed by document numbers, looked up several times a pair.
 use foldhash::HashMap;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rayon::prelude::*;
-use serde::Serialize;
 
-use crate::arena::SetArena;
-use crate::config::{Measure, Params, ScanConfig};
+use crate::candidates::lsh::LshIndex;
 use crate::error::{Error, Result};
-use crate::input::{self, Entry, Skip, SkipKind};
-use crate::lsh::LshIndex;
-use crate::markers::strip_ignored;
-use crate::minhash::{Absorber, Signer, agreement};
-use crate::normalize::normalize_into;
-use crate::records::{self, Batch, Event, Ids, RecordSource, parse_record};
-use crate::shingle::{Shingler, dedup_into};
-use crate::verify::{
-    Core, Decision, EXACT_SCREEN_Z, MAX_SETS, Overlap, OverlapTable, SKETCH_BINS, SKETCH_MIN_SET,
-    Split, Verifier, VerifyMode, bin_sketch, containment, jaccard, jaccard_screened_split,
-    members_of, sketch_rejects,
+use crate::find::config::{Params, ScanConfig};
+use crate::model::{Pair, Skip, SkipKind, Stats};
+use crate::sim::Measure;
+use crate::sim::{
+    Core, EXACT_SCREEN_Z, MAX_SETS, Overlap, OverlapTable, SKETCH_BINS, SKETCH_MIN_SET, Split,
+    bin_sketch, containment, jaccard, jaccard_screened_split, members_of, sketch_rejects,
 };
+use crate::sketch::minhash::{Absorber, Signer, agreement};
+use crate::source::files as input;
+use crate::source::files::Entry;
+use crate::source::records;
+use crate::source::records::{Batch, Event, Ids, RecordSource, parse_record};
+use crate::source::{Document, Origin};
+use crate::text::markers::strip_ignored;
+use crate::text::normalize::normalize_into;
+use crate::text::shingle::{Shingler, dedup_into};
+use crate::verify::arena::SetArena;
+use crate::verify::{Decision, Verifier, VerifyMode};
 
 /// Documents of at least this many bytes per signature slot are signed as their hashes are made,
 /// without storing them. With 32 shingles per slot, round 0 of FSS leaves a slot empty with
@@ -77,110 +85,6 @@ const CORE_MIN_ELEMENTS: usize = 256;
 /// of their hashes, but documents that share few could grow it past the sets' size.
 const TABLE_MAX_BYTES: usize = 1 << 22;
 
-/// A document that was read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Document {
-    /// The id shown in reports.
-    pub id: String,
-    /// Where it was read from, to read it again for exact verification.
-    pub origin: Origin,
-    /// True when normalization left no text (never paired).
-    pub empty: bool,
-}
-
-/// Where a document's text can be found again.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Origin {
-    /// A whole file.
-    File(PathBuf),
-    /// One line of a JSON-lines source (see [`crate::records`] for how it is read again).
-    Record {
-        /// The source.
-        source: Arc<RecordSource>,
-        /// The line number, from 1.
-        line: u64,
-        /// The byte offset of the line in the decompressed stream.
-        offset: u64,
-    },
-}
-
-/// A reported pair. `a` and `b` index [`ScanReport::documents`]; `a`'s id sorts before `b`'s.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Pair {
-    /// The first document.
-    pub a: u32,
-    /// The second document.
-    pub b: u32,
-    /// The signature estimate of the Jaccard similarity.
-    pub estimate: f64,
-    /// The exact Jaccard similarity, when it was computed.
-    pub jaccard: Option<f64>,
-    /// With `Measure::Containment`: the share of `a`'s shingles found in `b`.
-    pub a_in_b: Option<f64>,
-    /// With `Measure::Containment`: the share of `b`'s shingles found in `a`.
-    pub b_in_a: Option<f64>,
-}
-
-/// Counts for the summary.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Stats {
-    /// Documents read (including empty ones).
-    pub documents: u64,
-    /// Documents with no text after normalization.
-    pub empty: u64,
-    /// Binary files skipped.
-    pub skipped_binary: u64,
-    /// Files or directories that could not be read.
-    pub skipped_unreadable: u64,
-    /// JSON-lines records that were not usable documents.
-    pub skipped_malformed: u64,
-    /// Files larger than the size limit.
-    pub skipped_too_large: u64,
-    /// Bytes of text read.
-    pub bytes: u64,
-    /// Distinct candidate pairs considered.
-    pub candidates: u64,
-    /// Candidate pairs whose exact Jaccard was computed.
-    pub exact_checked: u64,
-    /// Buckets linked as stars because they exceeded `max_bucket`.
-    pub oversized_buckets: u64,
-    /// Pairs reported.
-    pub pairs: u64,
-    /// Pairs accepted by `.ndupignore` rules, not reported.
-    pub ignored_pairs: u64,
-    /// Pairs accepted by the baseline, not reported.
-    pub baseline_pairs: u64,
-    /// With an index as cache (`scan --index`): documents signed in this run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub signed: Option<u64>,
-    /// With an index as cache: documents whose signature came from the index.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cached: Option<u64>,
-    /// Exact mode: the memory estimate checked before the join, in bytes. It counts one
-    /// candidate table per worker thread, so it is left out of the JSON report, which must not
-    /// depend on the thread count.
-    pub memory_estimate: Option<u64>,
-    /// Wall time of the scan.
-    #[serde(serialize_with = "as_secs")]
-    pub elapsed: Duration,
-}
-
-fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_f64((d.as_secs_f64() * 1e6).round() / 1e6)
-}
-
-impl Stats {
-    /// Counts one skipped document under its kind.
-    pub fn count_skip(&mut self, kind: SkipKind) {
-        match kind {
-            SkipKind::Binary => self.skipped_binary += 1,
-            SkipKind::Unreadable => self.skipped_unreadable += 1,
-            SkipKind::Malformed => self.skipped_malformed += 1,
-            SkipKind::TooLarge => self.skipped_too_large += 1,
-        }
-    }
-}
-
 /// What a scan found.
 #[derive(Debug, Clone)]
 pub struct ScanReport {
@@ -214,8 +118,10 @@ impl ScanReport {
 
     /// Clusters: connected components of the pairs, each sorted by id, ordered by first id.
     pub fn clusters(&self) -> Vec<Vec<u32>> {
-        let mut groups =
-            crate::cluster::components(self.documents.len(), self.pairs.iter().map(|p| (p.a, p.b)));
+        let mut groups = crate::model::cluster::components(
+            self.documents.len(),
+            self.pairs.iter().map(|p| (p.a, p.b)),
+        );
         for g in &mut groups {
             g.sort_by(|&x, &y| self.id(x).cmp(self.id(y)));
         }
@@ -254,7 +160,7 @@ pub(crate) struct Scratch {
     hashes: Vec<u64>,
     slots: Vec<u64>,
     /// Buffers for building exact shingle sets.
-    set: crate::shingle::SetScratch,
+    set: crate::text::shingle::SetScratch,
     /// The table that counts a small component's overlaps.
     overlap: OverlapTable,
 }
@@ -292,7 +198,7 @@ impl Scratch {
     /// corpus's largest file), not only the ones being read. Growing them again for the few
     /// large documents costs well under a millisecond each.
     fn release_large(&mut self) {
-        use crate::shingle::release_large;
+        use crate::text::shingle::release_large;
         release_large(&mut self.file, SCRATCH_KEEP_BYTES);
         if self.text.capacity() > SCRATCH_KEEP_BYTES {
             self.text = String::new();
@@ -509,11 +415,11 @@ impl Pipeline {
         let start = Instant::now();
         // Exact mode first: with --containment it joins the full shingle sets, no sample.
         if self.config.exact {
-            return crate::exact::scan_files(&self.config, paths, start);
+            return crate::find::exact::scan_files(&self.config, paths, start);
         }
         // Sample sketches and containment compare shingle samples instead of signatures.
         if let Some(sample) = self.config.effective_sample() {
-            return crate::sample::scan(self, sample, paths);
+            return crate::find::sample::scan(self, sample, paths);
         }
         let corpus = self.sign_files(paths)?;
         self.find_pairs(corpus, start)
@@ -602,7 +508,10 @@ impl Pipeline {
     /// Phase one of exact mode for JSON-lines corpora: the records are read and signed in
     /// batches as by [`Pipeline::sign_records`] (which keeps where each record is), then every
     /// record's shingle set is read back, one pass per source, for the join.
-    pub fn shingle_records(&self, inputs: &[PathBuf]) -> Result<crate::exact::ShingledCorpus> {
+    pub fn shingle_records(
+        &self,
+        inputs: &[PathBuf],
+    ) -> Result<crate::find::exact::ShingledCorpus> {
         let SignedCorpus {
             documents,
             signed,
@@ -636,7 +545,7 @@ impl Pipeline {
                 _ => {}
             }
         }
-        Ok(crate::exact::ShingledCorpus {
+        Ok(crate::find::exact::ShingledCorpus {
             documents,
             sets,
             set_doc,
@@ -1200,7 +1109,7 @@ impl Pipeline {
                 Ok(())
             }
             Ok(None) => Err(reload_failure(doc, "it is binary now".into())),
-            Err(e) => Err(reload_failure(doc, input::io_reason(&e))),
+            Err(e) => Err(reload_failure(doc, crate::model::io_reason(&e))),
         }
     }
 
@@ -1232,7 +1141,7 @@ impl Pipeline {
             }
             Origin::Record { source, offset, .. } => match source.read_at(&[*offset]) {
                 Ok(lines) => self.record_shingle_set(&lines[0], s, store).map_err(fail),
-                Err(e) => Err(fail(input::io_reason(&e))),
+                Err(e) => Err(fail(crate::model::io_reason(&e))),
             },
         }
     }
@@ -1301,7 +1210,7 @@ impl Pipeline {
                     sets.extend(got);
                 }
                 Err(e) => {
-                    let reason = input::io_reason(&e);
+                    let reason = crate::model::io_reason(&e);
                     sets.extend(
                         items
                             .iter()
@@ -1326,7 +1235,7 @@ fn reload_failure(doc: &Document, reason: String) -> Skip {
 /// The connected components of `pairs`, numbered in order of their first pair: each of the
 /// `documents`' component (`u32::MAX` for one in no pair), and how many there are.
 fn pair_components(documents: usize, pairs: &[Pair]) -> (Vec<u32>, usize) {
-    let mut uf = crate::cluster::UnionFind::new(documents);
+    let mut uf = crate::model::cluster::UnionFind::new(documents);
     for p in pairs {
         uf.union(p.a, p.b);
     }
@@ -1615,7 +1524,7 @@ mod tests {
     }
 
     fn fmix(x: u64) -> u64 {
-        crate::minhash::fmix64(x)
+        crate::sketch::minhash::fmix64(x)
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use std::io::{self, Write};
 
 use super::{ReportOptions, Reporter};
-use crate::scan::ScanReport;
+use crate::find::ScanReport;
 
 /// The CSV reporter.
 pub struct Csv;

@@ -2,7 +2,7 @@
 //!
 //! - **Modulo sampling** (`--sketch modulo --modulo M`): a document keeps the shingle hashes that
 //!   are 0 modulo `M`. The shingle hashes are uniform (see
-//!   [`char_shingle_hash`](crate::shingle::char_shingle_hash)), so each shingle is kept with
+//!   [`char_shingle_hash`](crate::text::shingle::char_shingle_hash)), so each shingle is kept with
 //!   probability `1/M`, and a shingle kept by one document is kept by every document that has it.
 //!   The samples of two documents therefore compare like the documents: among the sampled shingles
 //!   of `A ∪ B`, each is in `A ∩ B` with probability `J`, so
@@ -29,19 +29,11 @@
 //! Both share input, normalization, verification and output with the default path: the
 //! candidates found here become the same [`Pair`]s and go through the same exact verification.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::time::Instant;
-
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::config::Measure;
 use crate::error::{Error, Result};
-use crate::input::{self, Read, Skip};
-use crate::scan::{Document, Origin, Pair, Pipeline, ScanReport, Stats, TextPrints};
-use crate::verify::{Decision, intersection_size};
+use crate::sim::{Measure, intersection_size};
 
 /// The modulus used when none is given: one shingle in 16 is kept.
 pub const DEFAULT_MODULO: u64 = 16;
@@ -214,249 +206,10 @@ impl Flat {
     }
 }
 
-/// Every document read, with the samples of the non-empty ones: phase one of the sample path.
-#[derive(Debug, Clone, Default)]
-pub struct SampledCorpus {
-    /// Every document read, in input order.
-    pub documents: Vec<Document>,
-    /// The sorted modulo sample of each non-empty document.
-    pub samples: Flat,
-    /// The index keys of each non-empty document: its supershingles, or (modulo) none, the
-    /// sample itself being the keys.
-    pub supershingles: Flat,
-    /// For each sample, the index of its document in `documents`.
-    pub signed: Vec<u32>,
-    /// What was skipped.
-    pub skipped: Vec<Skip>,
-    /// Counts so far.
-    pub stats: Stats,
-}
-
-enum Outcome {
-    Sampled(Vec<u64>, Vec<u64>, u64),
-    Empty(u64),
-    Skipped(Skip),
-}
-
-/// Scans `paths` with the pipeline's normalization and shingling, comparing documents by their
-/// samples. Called by [`Pipeline::scan`] when the configuration asks for a sample sketch or for
-/// containment.
-pub fn scan(p: &Pipeline, sample: SampleParams, paths: &[PathBuf]) -> Result<ScanReport> {
-    let start = Instant::now();
-    let corpus = sample_files(p, sample, paths)?;
-    find_pairs(p, sample, corpus, start)
-}
-
-/// Phase one: reads, normalizes, shingles and samples every document, in parallel.
-pub fn sample_files(
-    p: &Pipeline,
-    sample: SampleParams,
-    paths: &[PathBuf],
-) -> Result<SampledCorpus> {
-    let (entries, mut skipped) = input::collect(paths, &p.config().input)?;
-    let seed = p.config().seed;
-    let outcomes: Vec<Outcome> = entries
-        .par_iter()
-        .map(|e| match input::read_document(&e.path) {
-            Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
-            Ok(Read::Binary) => Outcome::Skipped(Skip::binary(e.id.clone())),
-            Ok(Read::Text(text)) => {
-                let set = p.shingle_set(&text);
-                if set.is_empty() {
-                    return Outcome::Empty(text.len() as u64);
-                }
-                let s = modulo_sample(&set, sample.modulo);
-                let supers = match sample.kind {
-                    SampleKind::Modulo => Vec::new(),
-                    SampleKind::Supershingle => supershingles(&s, sample.supershingle_size, seed),
-                };
-                Outcome::Sampled(s, supers, text.len() as u64)
-            }
-        })
-        .collect();
-
-    let mut c = SampledCorpus::default();
-    for (entry, outcome) in entries.into_iter().zip(outcomes) {
-        let (bytes, empty) = match outcome {
-            Outcome::Skipped(skip) => {
-                skipped.push(skip);
-                continue;
-            }
-            Outcome::Empty(bytes) => (bytes, true),
-            Outcome::Sampled(s, supers, bytes) => {
-                c.samples.push(&s);
-                c.supershingles.push(&supers);
-                c.signed.push(c.documents.len() as u32);
-                (bytes, false)
-            }
-        };
-        c.stats.bytes += bytes;
-        c.stats.empty += empty as u64;
-        c.documents.push(Document {
-            id: entry.id,
-            origin: Origin::File(entry.path),
-            empty,
-        });
-    }
-    c.stats.documents = c.documents.len() as u64;
-    for s in &skipped {
-        c.stats.count_skip(s.kind);
-    }
-    c.skipped = skipped;
-    Ok(c)
-}
-
-/// An inverted index from key (sampled hash or supershingle) to the documents that have it.
-pub struct InvertedIndex {
-    /// `(key, document)`, sorted.
-    entries: Vec<(u64, u32)>,
-}
-
-impl InvertedIndex {
-    /// Indexes the keys of every document.
-    pub fn build(keys: &Flat) -> InvertedIndex {
-        let mut entries: Vec<(u64, u32)> = (0..keys.len())
-            .flat_map(|d| keys.get(d).iter().map(move |&k| (k, d as u32)))
-            .collect();
-        entries.par_sort_unstable();
-        InvertedIndex { entries }
-    }
-
-    /// The documents that have `key`, in increasing order.
-    pub fn postings(&self, key: u64) -> impl ExactSizeIterator<Item = u32> + '_ {
-        let lo = self.entries.partition_point(|&(k, _)| k < key);
-        let hi = lo + self.entries[lo..].partition_point(|&(k, _)| k == key);
-        self.entries[lo..hi].iter().map(|&(_, d)| d)
-    }
-
-    /// The candidates of document `a` among the documents after it: each with the number of its
-    /// keys that `a` shares, counted over postings of at most `max_bucket` documents. A larger
-    /// posting list (boilerplate, thousands of copies) is linked as a star around its first
-    /// document, as LSH buckets are, so its cost stays linear. Also returns whether `a` met such
-    /// a list, in which case the counts are only lower bounds. Sorted by document.
-    pub fn candidates_of(
-        &self,
-        a: u32,
-        keys: &[u64],
-        max_bucket: usize,
-    ) -> (Vec<(u32, u32)>, bool) {
-        let mut counts: HashMap<u32, u32> = HashMap::new();
-        let mut oversized = false;
-        for &k in keys {
-            let mut list = self.postings(k);
-            if list.len() > max_bucket {
-                oversized = true;
-                if list.next() == Some(a) {
-                    for d in list {
-                        counts.entry(d).or_insert(0);
-                    }
-                }
-                continue;
-            }
-            for d in list.filter(|&d| d > a) {
-                *counts.entry(d).or_insert(0) += 1;
-            }
-        }
-        let mut out: Vec<(u32, u32)> = counts.into_iter().collect();
-        out.sort_unstable();
-        (out, oversized)
-    }
-
-    /// Number of posting lists longer than `max_bucket`.
-    pub fn oversized(&self, max_bucket: usize) -> u64 {
-        self.entries
-            .chunk_by(|x, y| x.0 == y.0)
-            .filter(|c| c.len() > max_bucket)
-            .count() as u64
-    }
-}
-
-/// Phase two: candidates from the inverted index, judged by their sample estimate, then the same
-/// exact verification and report as the signature path.
-pub fn find_pairs(
-    p: &Pipeline,
-    sample: SampleParams,
-    corpus: SampledCorpus,
-    start: Instant,
-) -> Result<ScanReport> {
-    let SampledCorpus {
-        documents,
-        samples,
-        supershingles,
-        signed,
-        skipped,
-        mut stats,
-    } = corpus;
-    if documents.is_empty() {
-        return Err(Error::NoDocuments { skipped });
-    }
-    let config = p.config();
-    let keys = match sample.kind {
-        SampleKind::Modulo => &samples,
-        SampleKind::Supershingle => &supershingles,
-    };
-    let index = InvertedIndex::build(keys);
-    let max_bucket = config.max_bucket.max(2);
-    let verifier = p.verifier();
-    let measure = config.measure;
-    let per_doc: Vec<(Vec<(Pair, bool)>, u64)> = (0..keys.len() as u32)
-        .into_par_iter()
-        .map(|a| {
-            let (cands, oversized) = index.candidates_of(a, keys.get(a as usize), max_bucket);
-            let mut kept = Vec::new();
-            for &(b, count) in &cands {
-                // The index counts are the sampled matches themselves for modulo sampling, unless
-                // an oversized posting list left them short; otherwise compare the samples.
-                let m = if sample.kind == SampleKind::Modulo && !oversized {
-                    SampleMatch {
-                        matched: count as usize,
-                        a: samples.get(a as usize).len(),
-                        b: samples.get(b as usize).len(),
-                    }
-                } else {
-                    SampleMatch::of(samples.get(a as usize), samples.get(b as usize))
-                };
-                let (score, n) = m.score(measure);
-                let decision = verifier.decide_estimate(score, n);
-                if decision == Decision::Reject {
-                    continue;
-                }
-                let contained = measure == Measure::Containment;
-                kept.push((
-                    Pair {
-                        a: signed[a as usize],
-                        b: signed[b as usize],
-                        estimate: m.jaccard(),
-                        jaccard: None,
-                        a_in_b: contained.then(|| m.a_in_b()),
-                        b_in_a: contained.then(|| m.b_in_a()),
-                    },
-                    decision == Decision::Exact,
-                ));
-            }
-            (kept, cands.len() as u64)
-        })
-        .collect();
-    let mut found = Vec::new();
-    for (kept, considered) in per_doc {
-        stats.candidates += considered;
-        found.extend(kept);
-    }
-    stats.oversized_buckets = index.oversized(max_bucket);
-    Ok(p.report(
-        documents,
-        found,
-        skipped,
-        stats,
-        TextPrints::default(),
-        start,
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::minhash::fmix64;
+    use crate::sketch::minhash::fmix64;
 
     /// Two sets of `n` uniform hashes sharing exactly `shared`.
     fn pair(n: u64, shared: u64, offset: u64) -> (Vec<u64>, Vec<u64>) {
@@ -525,29 +278,5 @@ mod tests {
         // Expected about 250 * (1/8)^3 < 1 shared supershingle; the sample still sees A in B.
         assert!(shared <= 3, "{shared}");
         assert_eq!(SampleMatch::of(&sa, &sb).a_in_b(), 1.0);
-    }
-
-    #[test]
-    fn inverted_index_counts_shared_keys_and_stars_big_lists() {
-        let mut keys = Flat::default();
-        keys.push(&[1, 2, 3]); // doc 0
-        keys.push(&[2, 3, 4]); // doc 1
-        keys.push(&[3, 9]); // doc 2
-        keys.push(&[7]); // doc 3
-        let idx = InvertedIndex::build(&keys);
-        assert_eq!(idx.postings(3).collect::<Vec<_>>(), [0, 1, 2]);
-        assert_eq!(
-            idx.candidates_of(0, keys.get(0), 10),
-            (vec![(1, 2), (2, 1)], false)
-        );
-        assert_eq!(idx.candidates_of(1, keys.get(1), 10), (vec![(2, 1)], false));
-        assert!(idx.candidates_of(3, keys.get(3), 10).0.is_empty());
-        // With lists of at most 2, key 3 (3 documents) becomes a star around document 0.
-        assert_eq!(
-            idx.candidates_of(0, keys.get(0), 2),
-            (vec![(1, 1), (2, 0)], true)
-        );
-        assert_eq!(idx.candidates_of(1, keys.get(1), 2), (vec![], true));
-        assert_eq!(idx.oversized(2), 1);
     }
 }

@@ -1,0 +1,6 @@
+//! Candidate pairs from sketches: banded LSH over signatures, an inverted index over samples,
+//! and the tuner that chooses the banding for a threshold.
+
+pub mod inverted;
+pub mod lsh;
+pub mod tune;

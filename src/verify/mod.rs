@@ -1,0 +1,241 @@
+//! Stage 5: verification of candidate pairs.
+//!
+//! LSH only proposes pairs. Each candidate is then judged:
+//! - `signature`: keep it when the signatures agree in at least `T` of their slots (MMDS 3.4.3
+//!   step 6);
+//! - `exact`: compute the exact Jaccard similarity of the two shingle sets and keep it when that is
+//!   at least `T` (step 7). Candidates whose estimate is more than four standard errors below `T`
+//!   are dropped without reading the documents again: a pair at exactly `T` falls there less than
+//!   once in 30,000;
+//! - `auto` (default): the signature decides when it is clear, more than three standard errors
+//!   from `T`, and the exact Jaccard decides the rest. With 128 slots the estimate of a pair at
+//!   0.85 has a standard error near 0.03, so a plain signature test at 0.8 would drop about 6% of
+//!   such pairs; `auto` drops fewer than 1 in 700 of the pairs at `T` itself, at the cost of
+//!   re-reading only the pairs near the threshold;
+//! - `none`: keep every candidate.
+//!
+//! Bag (multiset) similarities in both definitions of MMDS 3.1.3 are here too, for
+//! `ndup compare`.
+//!
+//! The exact measures work on sorted, distinct shingle hashes (see
+//! [`Shingler::hash_set`](crate::text::shingle::Shingler::hash_set)).
+
+pub(crate) mod arena;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sketch::minhash::standard_error;
+
+/// How candidate pairs are verified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerifyMode {
+    /// Signature when decisive, exact Jaccard near the threshold.
+    Auto,
+    /// Signature agreement only.
+    Signature,
+    /// Exact Jaccard of the shingle sets.
+    Exact,
+    /// Every candidate is reported.
+    None,
+}
+
+impl VerifyMode {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            VerifyMode::Auto => "auto",
+            VerifyMode::Signature => "signature",
+            VerifyMode::Exact => "exact",
+            VerifyMode::None => "none",
+        }
+    }
+}
+
+/// What the signature says about a candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Report the pair.
+    Accept,
+    /// Drop the pair.
+    Reject,
+    /// The exact Jaccard must decide.
+    Exact,
+}
+
+/// Decides candidates from the number of agreeing slots.
+#[derive(Debug, Clone, Copy)]
+pub struct Verifier {
+    mode: VerifyMode,
+    threshold: f64,
+    num_perm: usize,
+    /// Agreeing slots needed for an estimate >= threshold.
+    at_threshold: usize,
+    /// At or above: accepted without exact check (auto).
+    sure_accept: usize,
+    /// Below: rejected without exact check (auto, exact).
+    sure_reject: usize,
+}
+
+/// Standard errors between the threshold and a decision the signature may take alone in `auto`.
+pub const AUTO_Z: f64 = 3.0;
+/// Standard errors below the threshold under which `exact` skips the exact check.
+pub const EXACT_PREFILTER_Z: f64 = 4.0;
+
+impl Verifier {
+    /// A verifier for `threshold` with signatures of `num_perm` slots.
+    pub fn new(mode: VerifyMode, threshold: f64, num_perm: usize) -> Self {
+        let k = num_perm as f64;
+        // The smallest count m with m / k >= threshold, robust to rounding (0.8 * 128 = 102.4).
+        let at_threshold = ((threshold * k) - 1e-9).ceil().max(0.0) as usize;
+        // One slot of slack: the error of a 0/1 average is never finer than 1/k.
+        let se = standard_error(threshold, num_perm).max(1.0 / k);
+        let count = |s: f64| ((s * k) - 1e-9).ceil().clamp(0.0, k + 1.0) as usize;
+        let sure_accept = count(threshold + AUTO_Z * se);
+        let sure_reject = match mode {
+            VerifyMode::Exact => count(threshold - EXACT_PREFILTER_Z * se),
+            _ => count(threshold - AUTO_Z * se),
+        };
+        Verifier {
+            mode,
+            threshold,
+            num_perm,
+            at_threshold,
+            sure_accept,
+            sure_reject,
+        }
+    }
+
+    /// The verification mode.
+    pub fn mode(&self) -> VerifyMode {
+        self.mode
+    }
+
+    /// The threshold.
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+
+    /// Judges a candidate whose signatures agree in `matches` slots.
+    pub fn decide(&self, matches: usize) -> Decision {
+        debug_assert!(matches <= self.num_perm);
+        match self.mode {
+            VerifyMode::None => Decision::Accept,
+            VerifyMode::Signature if matches >= self.at_threshold => Decision::Accept,
+            VerifyMode::Signature => Decision::Reject,
+            VerifyMode::Exact if matches < self.sure_reject => Decision::Reject,
+            VerifyMode::Exact => Decision::Exact,
+            VerifyMode::Auto if matches >= self.sure_accept => Decision::Accept,
+            VerifyMode::Auto if matches < self.sure_reject => Decision::Reject,
+            VerifyMode::Auto => Decision::Exact,
+        }
+    }
+
+    /// The fewest agreeing slots a candidate can have and still be reported (below it the
+    /// signature rejects the pair without an exact check).
+    pub fn min_matches(&self) -> usize {
+        match self.mode {
+            VerifyMode::None => 0,
+            VerifyMode::Signature => self.at_threshold,
+            VerifyMode::Exact | VerifyMode::Auto => self.sure_reject,
+        }
+    }
+
+    /// Judges a candidate from an estimate made of `n` independent samples, for sketches whose
+    /// sample size varies from pair to pair (the shingle samples of [`crate::sketch::sample`]). The same
+    /// rules as [`Verifier::decide`], with the standard error of `n` samples.
+    pub fn decide_estimate(&self, estimate: f64, n: usize) -> Decision {
+        let n = n.max(1) as f64;
+        let se = (self.threshold * (1.0 - self.threshold) / n)
+            .sqrt()
+            .max(1.0 / n);
+        let eps = 1e-9;
+        match self.mode {
+            VerifyMode::None => Decision::Accept,
+            VerifyMode::Signature if estimate >= self.threshold - eps => Decision::Accept,
+            VerifyMode::Signature => Decision::Reject,
+            VerifyMode::Exact if estimate < self.threshold - EXACT_PREFILTER_Z * se - eps => {
+                Decision::Reject
+            }
+            VerifyMode::Exact => Decision::Exact,
+            VerifyMode::Auto if estimate >= self.threshold + AUTO_Z * se - eps => Decision::Accept,
+            VerifyMode::Auto if estimate < self.threshold - AUTO_Z * se - eps => Decision::Reject,
+            VerifyMode::Auto => Decision::Exact,
+        }
+    }
+
+    /// Whether an exact Jaccard passes.
+    pub fn accept_exact(&self, jaccard: f64) -> bool {
+        jaccard >= self.threshold - 1e-12
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimate_decisions_widen_with_fewer_samples() {
+        let v = Verifier::new(VerifyMode::Auto, 0.8, 128);
+        assert_eq!(v.decide_estimate(0.95, 1000), Decision::Accept);
+        // With 20 samples, 0.95 is within three standard errors (0.27) of 0.8.
+        assert_eq!(v.decide_estimate(0.95, 20), Decision::Exact);
+        assert_eq!(v.decide_estimate(0.5, 1000), Decision::Reject);
+        assert_eq!(v.decide_estimate(0.5, 10), Decision::Exact);
+        let s = Verifier::new(VerifyMode::Signature, 0.8, 128);
+        assert_eq!(s.decide_estimate(0.8, 5), Decision::Accept);
+        assert_eq!(s.decide_estimate(0.79, 5000), Decision::Reject);
+        assert_eq!(
+            Verifier::new(VerifyMode::None, 0.8, 1).decide_estimate(0.0, 0),
+            Decision::Accept
+        );
+        assert_eq!(
+            Verifier::new(VerifyMode::Exact, 0.8, 1).decide_estimate(0.2, 1000),
+            Decision::Reject
+        );
+    }
+
+    #[test]
+    fn min_matches_is_the_rejection_boundary() {
+        for mode in [VerifyMode::Auto, VerifyMode::Signature, VerifyMode::Exact] {
+            let v = Verifier::new(mode, 0.8, 128);
+            let m = v.min_matches();
+            assert_ne!(v.decide(m), Decision::Reject, "{mode:?}");
+            assert_eq!(v.decide(m - 1), Decision::Reject, "{mode:?}");
+        }
+        assert_eq!(Verifier::new(VerifyMode::None, 0.8, 128).min_matches(), 0);
+    }
+
+    #[test]
+    fn signature_mode_needs_the_rounded_up_count() {
+        let v = Verifier::new(VerifyMode::Signature, 0.8, 128);
+        assert_eq!(v.decide(103), Decision::Accept);
+        assert_eq!(v.decide(102), Decision::Reject);
+        let v = Verifier::new(VerifyMode::Signature, 0.75, 128);
+        assert_eq!(v.decide(96), Decision::Accept);
+    }
+
+    #[test]
+    fn auto_sends_only_the_uncertain_band_to_exact() {
+        let v = Verifier::new(VerifyMode::Auto, 0.8, 128);
+        // sigma at 0.8 with 128 slots is about 0.035: the band is about 0.69..0.91.
+        assert_eq!(v.decide(128), Decision::Accept);
+        assert_eq!(v.decide(102), Decision::Exact);
+        assert_eq!(v.decide(90), Decision::Exact);
+        assert_eq!(v.decide(80), Decision::Reject);
+        assert_eq!(v.decide(117), Decision::Accept);
+    }
+
+    #[test]
+    fn exact_and_none_modes() {
+        let v = Verifier::new(VerifyMode::Exact, 0.8, 128);
+        assert_eq!(v.decide(128), Decision::Exact);
+        assert_eq!(v.decide(50), Decision::Reject);
+        assert!(v.accept_exact(0.8));
+        assert!(!v.accept_exact(0.79));
+        assert_eq!(
+            Verifier::new(VerifyMode::None, 0.8, 128).decide(0),
+            Decision::Accept
+        );
+    }
+}
