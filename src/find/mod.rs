@@ -9,8 +9,7 @@ pub mod config;
 pub mod exact;
 pub mod sample;
 
-// foldhash: the maps here are keyed by document numbers, looked up several times a pair.
-use foldhash::HashMap;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
