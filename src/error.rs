@@ -106,6 +106,12 @@ pub enum Error {
         /// The id as given.
         id: String,
     },
+    /// A key given to an in-memory LSH index that holds it already.
+    #[error("{key}: already in the index (remove it first)")]
+    DuplicateKey {
+        /// The key, as `Debug` shows it.
+        key: String,
+    },
     /// Exact mode would need more memory than allowed.
     #[error(
         "exact mode needs at least {} for this corpus, more than --max-memory {}; \

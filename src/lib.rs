@@ -31,6 +31,12 @@
 //! let b = p.signature("the quick brown fox jumps over the lazy dog!").unwrap();
 //! assert!(ndup::sketch::minhash::estimate(&a, &b) > 0.8);
 //! ```
+//!
+//! To sign and compare documents one at a time, the crate root holds a small API in the shape of
+//! datasketch's: a [`MinHasher`] signs text exactly as a scan does (or your own tokens and
+//! hashes), a [`Signature`] carries the parameters that made it, so that comparing signatures
+//! made differently is an [`Error::Mismatch`], and [`MinHashLsh`] is an in-memory LSH index with
+//! the scan's banding (insert, query, remove).
 
 #![warn(missing_docs)]
 
@@ -51,3 +57,12 @@ pub mod text;
 pub mod verify;
 
 pub use error::{Error, Result};
+
+pub use candidates::minhash_lsh::MinHashLsh;
+pub use sketch::minhash::{SketchKind, SketchParams};
+pub use sketch::signature::{MinHasher, MinHasherBuilder, Signature, SignatureBuilder};
+
+/// The README's Rust examples, compiled and run by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

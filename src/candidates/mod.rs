@@ -3,4 +3,5 @@
 
 pub mod inverted;
 pub mod lsh;
+pub mod minhash_lsh;
 pub mod tune;

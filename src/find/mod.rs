@@ -26,7 +26,7 @@ use crate::sim::{
     Core, EXACT_SCREEN_Z, MAX_SETS, Overlap, OverlapTable, SKETCH_BINS, SKETCH_MIN_SET, Split,
     bin_sketch, containment, jaccard, jaccard_screened_split, members_of, sketch_rejects,
 };
-use crate::sketch::minhash::{Absorber, Signer, agreement};
+use crate::sketch::minhash::{Signer, agreement};
 use crate::source::files as input;
 use crate::source::files::Entry;
 use crate::source::records;
@@ -37,12 +37,6 @@ use crate::text::normalize::normalize_into;
 use crate::text::shingle::{Shingler, dedup_into};
 use crate::verify::arena::SetArena;
 use crate::verify::{Decision, Verifier, VerifyMode};
-
-/// Documents of at least this many bytes per signature slot are signed as their hashes are made,
-/// without storing them. With 32 shingles per slot, round 0 of FSS leaves a slot empty with
-/// probability about e^-32, so the fallback (hashing again) practically never runs; smaller
-/// documents keep their hashes, which fit in the cache anyway.
-const STREAM_MIN_SHINGLES_PER_SLOT: usize = 32;
 
 /// Pairs verified exactly per batch. Every document of a batch is read and shingled once, so a
 /// batch should hold whole clusters of pairs (a document in two batches is read twice); the
@@ -156,8 +150,8 @@ pub(crate) struct Scratch {
     file: Vec<u8>,
     /// The normalized text of the current document.
     pub(crate) text: String,
-    hashes: Vec<u64>,
-    slots: Vec<u64>,
+    /// The signer's buffers.
+    sign: crate::sketch::signature::Buffers,
     /// Buffers for building exact shingle sets.
     set: crate::text::shingle::SetScratch,
     /// The table that counts a small component's overlaps.
@@ -202,7 +196,7 @@ impl Scratch {
         if self.text.capacity() > SCRATCH_KEEP_BYTES {
             self.text = String::new();
         }
-        release_large(&mut self.hashes, SCRATCH_KEEP_BYTES);
+        release_large(&mut self.sign.hashes, SCRATCH_KEEP_BYTES);
         self.set.release_large(SCRATCH_KEEP_BYTES);
         self.overlap.release_large(SCRATCH_KEEP_BYTES);
     }
@@ -351,42 +345,16 @@ impl Pipeline {
     }
 
     /// Shingles and signs the normalized text in `s.text` into `sig`; false for a document with
-    /// no shingle.
-    ///
-    /// A large document is signed as its hashes are made, each taken into its slot straight from
-    /// a register ([`Signer::absorber`]), so its hashes are never stored; when round 0 is not
-    /// enough (FSS on a document with few distinct shingles) the hashes are made again and
-    /// signed whole. Classic MinHash, which needs the whole list, goes straight there.
+    /// no shingle (see [`crate::sketch::signature::sign_normalized_into`]).
     fn sign_normalized_into(&self, s: &mut Scratch, sig: &mut [u32]) -> bool {
-        let seed = self.config.seed;
-        s.hashes.clear();
-        if s.text.len() >= STREAM_MIN_SHINGLES_PER_SLOT * self.signer.num_perm() {
-            self.signer.begin(&mut s.slots);
-            if let Some(round0) = self.signer.absorber(&mut s.slots) {
-                let text = &s.text;
-                // One loop per slot mapping (see `RoundZero`).
-                let n = match round0 {
-                    Absorber::PowerOfTwo(mut r) => {
-                        self.shingler.for_each_hash(text, seed, |h| r.push(h))
-                    }
-                    Absorber::Other(mut r) => {
-                        self.shingler.for_each_hash(text, seed, |h| r.push(h))
-                    }
-                };
-                if n == 0 {
-                    return false;
-                }
-                if self.signer.finish(&mut s.slots, sig) {
-                    return true;
-                }
-            }
-        }
-        self.shingler.hashes_into(&s.text, seed, &mut s.hashes);
-        if s.hashes.is_empty() {
-            return false;
-        }
-        self.signer.sign_into(&s.hashes, sig, &mut s.slots);
-        true
+        crate::sketch::signature::sign_normalized_into(
+            &self.signer,
+            &self.shingler,
+            self.config.seed,
+            &s.text,
+            &mut s.sign,
+            sig,
+        )
     }
 
     fn process(&self, entry: &Entry, s: &mut Scratch, sig: &mut [u32]) -> Outcome {
@@ -1483,7 +1451,7 @@ mod tests {
             .collect();
         let batches = batches(400, pairs.clone(), 20);
         assert!(batches.len() > 1);
-        let mut batch_of = HashMap::default();
+        let mut batch_of = HashMap::<u32, usize>::new();
         for (i, batch) in batches.iter().enumerate() {
             for &(a, b) in batch {
                 for d in [a, b] {
@@ -1504,11 +1472,11 @@ mod tests {
         s.file
             .extend(std::iter::repeat_n(b'a', 2 * SCRATCH_KEEP_BYTES));
         s.text.push_str(&"b".repeat(1000));
-        s.hashes
+        s.sign.hashes
             .extend(std::iter::repeat_n(7u64, SCRATCH_KEEP_BYTES));
         s.release_large();
         assert_eq!(s.file.capacity(), 0);
-        assert_eq!(s.hashes.capacity(), 0);
+        assert_eq!(s.sign.hashes.capacity(), 0);
         assert!(
             s.text.capacity() >= 1000,
             "a small buffer is kept for the next document"
@@ -1688,7 +1656,7 @@ mod tests {
             let id = &report.documents[i as usize].id;
             &texts.iter().find(|t| id.ends_with(&t.0)).unwrap().1
         };
-        let mut sets = HashMap::default();
+        let mut sets = HashMap::<u32, Vec<u64>>::new();
         let mut set = |i: u32| -> Vec<u64> {
             sets.entry(i)
                 .or_insert_with(|| p.shingle_set(text_of(i)))

@@ -3,3 +3,4 @@
 
 pub mod minhash;
 pub mod sample;
+pub mod signature;
