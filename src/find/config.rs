@@ -34,6 +34,18 @@ pub enum Mode {
     Exact,
 }
 
+/// How the pairs are found: chosen once, from the configuration, by [`ScanConfig::strategy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrategyConfig {
+    /// MinHash signatures, banded LSH and verification (the default).
+    Signatures,
+    /// The first seed's shingle samples, an inverted index and verification (also what
+    /// containment uses).
+    Sample(SampleParams),
+    /// Every shingle set, and the exact set-similarity join.
+    Exact,
+}
+
 /// Everything a scan needs to know.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanConfig {
@@ -108,6 +120,18 @@ impl ScanConfig {
             (Some(s), _) => Some(s),
             (None, Measure::Containment) => Some(SampleParams::default()),
             (None, Measure::Jaccard) => None,
+        }
+    }
+
+    /// The strategy these parameters choose: exact mode, a sample sketch (or containment, which
+    /// needs one), or signatures.
+    pub fn strategy(&self) -> StrategyConfig {
+        if self.exact {
+            StrategyConfig::Exact
+        } else if let Some(sample) = self.effective_sample() {
+            StrategyConfig::Sample(sample)
+        } else {
+            StrategyConfig::Signatures
         }
     }
 

@@ -1,22 +1,17 @@
 //! Exact mode: every document's shingle set, kept in memory, then the set-similarity join of
 //! [`crate::join`].
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
-use rayon::prelude::*;
-
 use crate::error::{Error, Result};
-use crate::find::ScanReport;
 use crate::find::config::ScanConfig;
+use crate::find::read::{Corpus, Strategy};
+use crate::find::{Pipeline, ScanReport, Scratch};
 use crate::join::{JoinOptions, Threshold, dedup_hashes, join};
 use crate::model::{Pair, Skip, Stats};
 use crate::sim::Measure;
-use crate::source::files::{self as input, Read};
-use crate::source::{Document, Origin};
-use crate::text::normalize::normalize_into;
-use crate::text::shingle::Shingler;
+use crate::source::Document;
 
 /// Every document read, with the shingle set of each non-empty one: exact mode's phase one.
 #[derive(Debug, Clone, Default)]
@@ -45,120 +40,72 @@ impl ShingledCorpus {
     }
 }
 
-enum Outcome {
-    /// The set, the document's bytes, and what shingling it took at its peak.
-    Set(Vec<u64>, u64, u64),
-    Empty(u64),
-    Skipped(Skip),
-    Aborted,
+/// Exact mode's strategy: each document's whole shingle set, sorted and distinct. Stops the
+/// reading, with [`Error::TooLargeForExact`], as soon as the sets alone exceed
+/// `config.max_memory`.
+pub(crate) struct Sets<'p> {
+    p: &'p Pipeline,
+    /// Bytes the sets hold so far.
+    held: AtomicUsize,
+    /// The most one document needed while it was shingled.
+    largest: AtomicU64,
+    limit: u64,
 }
 
-/// Phase one of exact mode: finds, reads, normalizes and shingles every document in parallel and
-/// keeps each shingle set. Stops early, with [`Error::TooLargeForExact`], as soon as the sets
-/// alone exceed `config.max_memory`.
-pub fn shingle_files(config: &ScanConfig, paths: &[PathBuf]) -> Result<ShingledCorpus> {
-    let shingler = Shingler::new(&config.shingle)?;
-    let (entries, mut skipped) = input::collect(paths, &config.input)?;
-    let held = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let limit = config.max_memory.unwrap_or(u64::MAX);
-    let outcomes: Vec<Outcome> = entries
-        .par_iter()
-        .map_init(String::new, |norm, e| {
-            if stop.load(Relaxed) {
-                return Outcome::Aborted;
-            }
-            match input::read_document(&e.path) {
-                Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
-                Ok(Read::Binary) => Outcome::Skipped(Skip::binary(e.id.clone())),
-                Ok(Read::Text(text)) => {
-                    let bytes = text.len() as u64;
-                    // `ndup:ignore` regions are left out here as in every other mode.
-                    normalize_into(
-                        &crate::text::markers::strip_ignored(&text),
-                        &config.normalize,
-                        norm,
-                    );
-                    drop(text);
-                    let mut set = Vec::new();
-                    shingler.hashes_into(norm, config.seed, &mut set);
-                    if set.is_empty() {
-                        return Outcome::Empty(bytes);
-                    }
-                    // The text and its normalized copy, the hashes (a vector grown by doubling,
-                    // so up to twice their size) and the sort's buffer or the table.
-                    let peak = 2 * bytes + 24 * set.len() as u64;
-                    dedup_hashes(&mut set);
-                    set.shrink_to_fit();
-                    let now = held.fetch_add(set.len() * 8 + 24, Relaxed) + set.len() * 8 + 24;
-                    if now as u64 > limit {
-                        stop.store(true, Relaxed);
-                    }
-                    Outcome::Set(set, bytes, peak)
-                }
-            }
+impl<'p> Sets<'p> {
+    pub(crate) fn new(p: &'p Pipeline) -> Self {
+        Sets {
+            p,
+            held: AtomicUsize::new(0),
+            largest: AtomicU64::new(0),
+            limit: p.config.max_memory.unwrap_or(u64::MAX),
+        }
+    }
+}
+
+impl Strategy for Sets<'_> {
+    type Sketch = Vec<u64>;
+
+    fn sketch(&self, s: &mut Scratch, raw_len: u64) -> Option<Vec<u64>> {
+        let mut set = Vec::new();
+        self.p
+            .shingler
+            .hashes_into(&s.text, self.p.config.seed, &mut set);
+        if set.is_empty() {
+            return None;
+        }
+        // The text and its normalized copy, the hashes (a vector grown by doubling, so up to
+        // twice their size) and the sort's buffer or the table.
+        let peak = 2 * raw_len + 24 * set.len() as u64;
+        self.largest.fetch_max(peak, Relaxed);
+        dedup_hashes(&mut set);
+        set.shrink_to_fit();
+        self.held.fetch_add(set.len() * 8 + 24, Relaxed);
+        Some(set)
+    }
+
+    fn halted(&self) -> Option<Error> {
+        let needed = self.held.load(Relaxed) as u64;
+        (needed > self.limit).then_some(Error::TooLargeForExact {
+            needed,
+            limit: self.limit,
         })
-        .collect();
-    if stop.into_inner() {
-        return Err(Error::TooLargeForExact {
-            needed: held.into_inner() as u64,
-            limit,
-        });
     }
 
-    let mut stats = Stats::default();
-    let mut documents = Vec::with_capacity(entries.len());
-    let mut sets = Vec::new();
-    let mut set_doc = Vec::new();
-    let mut largest_document_bytes = 0;
-    for (entry, outcome) in entries.into_iter().zip(outcomes) {
-        let doc = documents.len() as u32;
-        let empty = match outcome {
-            Outcome::Skipped(skip) => {
-                skipped.push(skip);
-                continue;
-            }
-            Outcome::Aborted => unreachable!("an aborted scan returns above"),
-            Outcome::Empty(bytes) => {
-                stats.bytes += bytes;
-                stats.empty += 1;
-                true
-            }
-            Outcome::Set(set, bytes, peak) => {
-                stats.bytes += bytes;
-                largest_document_bytes = largest_document_bytes.max(peak);
-                sets.push(set);
-                set_doc.push(doc);
-                false
-            }
+    /// Joins the sets. Pairs carry their exact Jaccard in both `jaccard` and `estimate` (there
+    /// is nothing to estimate), and with [`Measure::Containment`] both containments.
+    fn pairs(&self, corpus: Corpus<Vec<u64>>, start: Instant) -> Result<ScanReport> {
+        let corpus = ShingledCorpus {
+            documents: corpus.documents,
+            sets: corpus.sketches,
+            set_doc: corpus.sketched,
+            skipped: corpus.skipped,
+            stats: corpus.stats,
+            held_bytes: self.held.load(Relaxed) as u64,
+            largest_document_bytes: self.largest.load(Relaxed),
         };
-        documents.push(Document {
-            id: entry.id,
-            origin: Origin::File(entry.path),
-            empty,
-        });
+        finish(&self.p.config, corpus, start)
     }
-    stats.documents = documents.len() as u64;
-    for s in &skipped {
-        stats.count_skip(s.kind);
-    }
-    Ok(ShingledCorpus {
-        documents,
-        sets,
-        set_doc,
-        skipped,
-        stats,
-        held_bytes: held.into_inner() as u64,
-        largest_document_bytes,
-    })
-}
-
-/// Exact mode end to end: [`shingle_files`], then [`join`], then the sorted report. Pairs carry
-/// their exact Jaccard in both `jaccard` and `estimate` (there is nothing to estimate), and with
-/// [`Measure::Containment`] both containments.
-pub fn scan_files(config: &ScanConfig, paths: &[PathBuf], start: Instant) -> Result<ScanReport> {
-    let corpus = shingle_files(config, paths)?;
-    finish(config, corpus, start)
 }
 
 /// Joins a [`ShingledCorpus`] and builds the report.

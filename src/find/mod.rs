@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod exact;
+pub mod read;
 pub mod sample;
 
 use std::collections::HashMap;
@@ -19,7 +20,8 @@ use rayon::prelude::*;
 
 use crate::candidates::lsh::LshIndex;
 use crate::error::{Error, Result};
-use crate::find::config::{Params, ScanConfig};
+use crate::find::config::{Params, ScanConfig, StrategyConfig};
+use crate::find::read::{Corpus, Strategy};
 use crate::model::{Pair, Skip, SkipKind, Stats};
 use crate::sim::Measure;
 use crate::sim::{
@@ -28,10 +30,8 @@ use crate::sim::{
 };
 use crate::sketch::minhash::{Signer, agreement};
 use crate::source::files as input;
-use crate::source::files::Entry;
-use crate::source::records;
-use crate::source::records::{Batch, Event, Ids, RecordSource, parse_record};
-use crate::source::{Document, Origin};
+use crate::source::records::{RecordSource, parse_record};
+use crate::source::{Document, Origin, Source};
 use crate::text::markers::strip_ignored;
 use crate::text::normalize::normalize_into;
 use crate::text::shingle::{Shingler, dedup_into};
@@ -202,24 +202,36 @@ impl Scratch {
     }
 }
 
-/// What happened to one JSON-lines record.
-enum RecordOutcome {
-    Read {
-        id: Option<String>,
-        signature: Option<Vec<u32>>,
-        bytes: u64,
-        fingerprint: u128,
-    },
-    Malformed(String),
+/// The signature strategy's strategy: each document's MinHash signature.
+struct Signatures<'p>(&'p Pipeline);
+
+impl Strategy for Signatures<'_> {
+    type Sketch = Vec<u32>;
+
+    fn sketch(&self, s: &mut Scratch, _raw_len: u64) -> Option<Vec<u32>> {
+        self.0.sign_normalized(s)
+    }
+
+    fn fingerprints(&self) -> bool {
+        self.0.may_reload()
+    }
+
+    fn pairs(&self, corpus: Corpus<Vec<u32>>, start: Instant) -> Result<ScanReport> {
+        self.0.find_pairs(corpus.into(), start)
+    }
 }
 
-/// What happened to one entry.
-enum Outcome {
-    /// Signed into its row of the flat signature array; the document's length in bytes and
-    /// its text's fingerprint (0 when not kept).
-    Signed(u64, u128),
-    Empty(u64),
-    Skipped(Skip),
+impl From<Corpus<Vec<u32>>> for SignedCorpus {
+    fn from(c: Corpus<Vec<u32>>) -> Self {
+        SignedCorpus {
+            documents: c.documents,
+            signatures: c.sketches.concat(),
+            signed: c.sketched,
+            skipped: c.skipped,
+            stats: c.stats,
+            fingerprints: c.fingerprints,
+        }
+    }
 }
 
 /// The pipeline's stages, built once from a validated config.
@@ -326,18 +338,6 @@ impl Pipeline {
         normalize_into(&strip_ignored(text), &self.config.normalize, out);
     }
 
-    /// The fingerprint of the normalized text in `s.text`, when exact verification may need it
-    /// (else 0: hashing every text would cost a scan by signature for nothing). 128 bits, so
-    /// that two different texts taken for one is not a practical concern: exact verification
-    /// gives the copies of a text the one set it reads for them all.
-    fn fingerprint(&self, s: &Scratch) -> u128 {
-        if self.may_reload() {
-            xxhash_rust::xxh3::xxh3_128(s.text.as_bytes())
-        } else {
-            0
-        }
-    }
-
     /// Shingles and signs the normalized text in `s.text` (`None` when it has no shingle).
     pub(crate) fn sign_normalized(&self, s: &mut Scratch) -> Option<Vec<u32>> {
         let mut sig = vec![0u32; self.signer.num_perm()];
@@ -357,274 +357,47 @@ impl Pipeline {
         )
     }
 
-    fn process(&self, entry: &Entry, s: &mut Scratch, sig: &mut [u32]) -> Outcome {
-        let mut file = std::mem::take(&mut s.file);
-        let outcome = match input::read_document_into(&entry.path, &mut file) {
-            Err(e) => Outcome::Skipped(Skip::unreadable(entry.id.clone(), &e)),
-            Ok(None) => Outcome::Skipped(Skip::binary(entry.id.clone())),
-            Ok(Some(text)) => {
-                let bytes = text.len() as u64;
-                self.normalize_into_scratch(&text, s);
-                if self.sign_normalized_into(s, sig) {
-                    Outcome::Signed(bytes, self.fingerprint(s))
-                } else {
-                    Outcome::Empty(bytes)
-                }
-            }
-        };
-        s.file = file;
-        s.release_large();
-        outcome
-    }
-
     /// Scans the files and directories in `paths`.
     pub fn scan(&self, paths: &[PathBuf]) -> Result<ScanReport> {
-        let start = Instant::now();
-        // Exact mode first: with --containment it joins the full shingle sets, no sample.
-        if self.config.exact {
-            return crate::find::exact::scan_files(&self.config, paths, start);
-        }
-        // Sample sketches and containment compare shingle samples instead of signatures.
-        if let Some(sample) = self.config.effective_sample() {
-            return crate::find::sample::scan(self, sample, paths);
-        }
-        let corpus = self.sign_files(paths)?;
-        self.find_pairs(corpus, start)
-    }
-
-    /// Phase one: finds, reads, normalizes, shingles and signs every document, in parallel.
-    pub fn sign_files(&self, paths: &[PathBuf]) -> Result<SignedCorpus> {
-        let (entries, mut skipped) = input::collect(paths, &self.config.input)?;
-        self.progress_total(entries.len() as u64);
-        // Each document signs straight into its row of one flat array (no vector per
-        // document); rows of skipped and empty documents are squeezed out afterwards.
-        let k = self.signer.num_perm();
-        let mut sigs = vec![0u32; entries.len() * k];
-        let outcomes: Vec<Outcome> = entries
-            .par_iter()
-            .zip(sigs.par_chunks_mut(k))
-            .map_init(Scratch::default, |s, (e, sig)| {
-                let outcome = self.process(e, s, sig);
-                self.advance(1);
-                outcome
-            })
-            .collect();
-
-        let mut stats = Stats::default();
-        let mut documents = Vec::with_capacity(entries.len());
-        // signature index -> document index
-        let mut signed: Vec<u32> = Vec::new();
-        let mut fingerprints = Vec::new();
-        for (row, (entry, outcome)) in entries.into_iter().zip(outcomes).enumerate() {
-            let doc = documents.len() as u32;
-            match outcome {
-                Outcome::Skipped(skip) => skipped.push(skip),
-                Outcome::Empty(bytes) => {
-                    stats.bytes += bytes;
-                    stats.empty += 1;
-                    documents.push(Document {
-                        id: entry.id,
-                        origin: Origin::File(entry.path),
-                        empty: true,
-                    });
-                }
-                Outcome::Signed(bytes, fingerprint) => {
-                    if self.may_reload() {
-                        fingerprints.push(fingerprint);
-                    }
-                    stats.bytes += bytes;
-                    let to = signed.len() * k;
-                    sigs.copy_within(row * k..(row + 1) * k, to);
-                    signed.push(doc);
-                    documents.push(Document {
-                        id: entry.id,
-                        origin: Origin::File(entry.path),
-                        empty: false,
-                    });
-                }
-            }
-        }
-        sigs.truncate(signed.len() * k);
-        sigs.shrink_to_fit();
-        stats.documents = documents.len() as u64;
-        for s in &skipped {
-            stats.count_skip(s.kind);
-        }
-        Ok(SignedCorpus {
-            documents,
-            signatures: sigs,
-            signed,
-            skipped,
-            stats,
-            fingerprints,
-        })
+        self.scan_source(&Source::Files(paths.to_vec()))
     }
 
     /// Scans JSON-lines corpora (`-` is standard input).
     pub fn scan_records(&self, inputs: &[PathBuf]) -> Result<ScanReport> {
-        let start = Instant::now();
-        let corpus = self.sign_records(inputs)?;
-        self.find_pairs(corpus, start)
+        self.scan_source(&Source::Records(inputs.to_vec()))
+    }
+
+    /// Scans `source` with the strategy the configuration chooses (see
+    /// [`ScanConfig::strategy`]): phase one reads and sketches every document, phase two turns
+    /// the sketches into verified pairs.
+    pub fn scan_source(&self, source: &Source) -> Result<ScanReport> {
+        match self.config.strategy() {
+            StrategyConfig::Exact => self.run(source, &exact::Sets::new(self)),
+            StrategyConfig::Sample(params) => {
+                self.run(source, &sample::Samples { p: self, params })
+            }
+            StrategyConfig::Signatures => self.run(source, &Signatures(self)),
+        }
+    }
+
+    /// Phase one of the signature strategy: every document read and signed, in parallel.
+    pub fn sign(&self, source: &Source) -> Result<SignedCorpus> {
+        Ok(self.read(source, &Signatures(self))?.into())
+    }
+
+    /// [`sign`](Self::sign) for files and directories.
+    pub fn sign_files(&self, paths: &[PathBuf]) -> Result<SignedCorpus> {
+        self.sign(&Source::Files(paths.to_vec()))
+    }
+
+    /// [`sign`](Self::sign) for JSON-lines corpora.
+    pub fn sign_records(&self, inputs: &[PathBuf]) -> Result<SignedCorpus> {
+        self.sign(&Source::Records(inputs.to_vec()))
     }
 
     /// True when phase two may read documents again (exact verification).
     fn may_reload(&self) -> bool {
         self.config.exact || matches!(self.config.verify, VerifyMode::Auto | VerifyMode::Exact)
-    }
-
-    /// Phase one of exact mode for JSON-lines corpora: the records are read and signed in
-    /// batches as by [`Pipeline::sign_records`] (which keeps where each record is), then every
-    /// record's shingle set is read back, one pass per source, for the join.
-    pub fn shingle_records(
-        &self,
-        inputs: &[PathBuf],
-    ) -> Result<crate::find::exact::ShingledCorpus> {
-        let SignedCorpus {
-            documents,
-            signed,
-            mut skipped,
-            mut stats,
-            ..
-        } = self.sign_records(inputs)?;
-        // Each set at its exact size: counted first, so that it is allocated once.
-        let distinct = |sorted: &[u64]| {
-            let runs = || sorted.chunk_by(|a, b| a == b);
-            let mut set = Vec::with_capacity(runs().count());
-            set.extend(runs().map(|run| run[0]));
-            set
-        };
-        let mut loaded = self.reload_many(&documents, &signed, &distinct, &Scratches::new());
-        let (mut sets, mut set_doc) = (Vec::with_capacity(signed.len()), Vec::new());
-        let (mut held, mut largest) = (0u64, 0u64);
-        for d in signed {
-            match loaded.remove(&d) {
-                Some(Ok(set)) if !set.is_empty() => {
-                    held += 8 * set.len() as u64 + 24;
-                    // The set, its unsorted hashes and the sort's buffer, as for files.
-                    largest = largest.max(24 * set.len() as u64);
-                    sets.push(set);
-                    set_doc.push(d);
-                }
-                Some(Err(skip)) => {
-                    stats.count_skip(skip.kind);
-                    skipped.push(skip);
-                }
-                _ => {}
-            }
-        }
-        Ok(crate::find::exact::ShingledCorpus {
-            documents,
-            sets,
-            set_doc,
-            skipped,
-            stats,
-            held_bytes: held,
-            largest_document_bytes: largest,
-        })
-    }
-
-    /// Phase one for JSON-lines corpora: reads the records in batches and signs each batch in
-    /// parallel, keeping only ids, origins and signatures, so millions of records never sit in
-    /// memory at once. Produces the same [`SignedCorpus`] as [`Pipeline::sign_files`]. A record
-    /// whose id was already used is skipped as malformed: a report naming two documents alike
-    /// would be ambiguous.
-    pub fn sign_records(&self, inputs: &[PathBuf]) -> Result<SignedCorpus> {
-        let fields = self.config.input.records.fields();
-        let mut ids = Ids::new(inputs.len(), true);
-        let mut corpus = SignedCorpus::default();
-        records::read_batches(inputs, self.may_reload(), |ev| match ev {
-            Event::Skip(skip) => corpus.skipped.push(skip),
-            Event::Batch(batch) => {
-                let outcomes: Vec<RecordOutcome> = batch
-                    .lines
-                    .par_iter()
-                    .map_init(Scratch::default, |s, line| {
-                        match parse_record(batch.bytes(line), &fields) {
-                            Err(reason) => RecordOutcome::Malformed(reason),
-                            Ok(rec) => RecordOutcome::Read {
-                                bytes: rec.text.len() as u64,
-                                signature: self.sign_text(&rec.text, s),
-                                fingerprint: self.fingerprint(s),
-                                id: rec.id,
-                            },
-                        }
-                    })
-                    .collect();
-                self.merge_records(&batch, outcomes, &mut ids, &mut corpus);
-                self.advance(batch.lines.len() as u64);
-            }
-        })?;
-        let SignedCorpus {
-            documents,
-            skipped,
-            stats,
-            ..
-        } = &mut corpus;
-        stats.documents = documents.len() as u64;
-        for s in skipped.iter() {
-            stats.count_skip(s.kind);
-        }
-        Ok(corpus)
-    }
-
-    /// Adds a signed batch to the corpus, in input order.
-    fn merge_records(
-        &self,
-        batch: &Batch,
-        outcomes: Vec<RecordOutcome>,
-        ids: &mut Ids,
-        corpus: &mut SignedCorpus,
-    ) {
-        for (line, outcome) in batch.lines.iter().zip(outcomes) {
-            let (id, signature, bytes, fingerprint) = match outcome {
-                RecordOutcome::Malformed(reason) => {
-                    corpus.skipped.push(Skip {
-                        id: format!("{}:{}", batch.source.name(), line.number),
-                        kind: SkipKind::Malformed,
-                        reason,
-                    });
-                    continue;
-                }
-                RecordOutcome::Read {
-                    id,
-                    signature,
-                    bytes,
-                    fingerprint,
-                } => (id, signature, bytes, fingerprint),
-            };
-            let doc = corpus.documents.len() as u32;
-            let docs = &corpus.documents;
-            let id = match ids.assign(&batch.source, line.number, id, doc, |d| {
-                docs[d as usize].id.as_str()
-            }) {
-                Ok(id) => id,
-                Err(skip) => {
-                    corpus.skipped.push(skip);
-                    continue;
-                }
-            };
-            corpus.stats.bytes += bytes;
-            let empty = signature.is_none();
-            match signature {
-                Some(sig) => {
-                    corpus.signatures.extend_from_slice(&sig);
-                    corpus.signed.push(doc);
-                    if self.may_reload() {
-                        corpus.fingerprints.push(fingerprint);
-                    }
-                }
-                None => corpus.stats.empty += 1,
-            }
-            corpus.documents.push(Document {
-                id,
-                origin: Origin::Record {
-                    source: Arc::clone(&batch.source),
-                    line: line.number,
-                    offset: line.offset,
-                },
-                empty,
-            });
-        }
     }
 
     /// Phase two: LSH candidates, verification, and the sorted report. `start` is when the scan
@@ -1472,7 +1245,8 @@ mod tests {
         s.file
             .extend(std::iter::repeat_n(b'a', 2 * SCRATCH_KEEP_BYTES));
         s.text.push_str(&"b".repeat(1000));
-        s.sign.hashes
+        s.sign
+            .hashes
             .extend(std::iter::repeat_n(7u64, SCRATCH_KEEP_BYTES));
         s.release_large();
         assert_eq!(s.file.capacity(), 0);
@@ -1912,5 +1686,48 @@ mod tests {
         };
         assert_eq!(sign(VerifyMode::Auto), 1);
         assert_eq!(sign(VerifyMode::Signature), 0);
+    }
+
+    /// `scan_records` once signed every record whatever the configuration: it ignored exact
+    /// mode and the sample sketches, yet reported `"mode":"exact"`. The strategy is now chosen
+    /// once, for every source.
+    #[test]
+    fn records_are_scanned_by_the_strategy_the_config_chooses() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = words(11, 400);
+        let lines: String = [
+            base.clone(),
+            format!("{base} a few more words"),
+            words(12, 300),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("{}\n", serde_json::json!({"id": i, "text": t})))
+        .collect();
+        let path = dir.path().join("c.jsonl");
+        std::fs::write(&path, lines).unwrap();
+        let scan = |config: ScanConfig| {
+            Pipeline::new(config)
+                .unwrap()
+                .scan_records(std::slice::from_ref(&path))
+                .unwrap()
+        };
+        let exact = scan(ScanConfig {
+            exact: true,
+            ..Default::default()
+        });
+        assert_eq!(exact.params.mode, crate::find::config::Mode::Exact);
+        assert_eq!(exact.pairs.len(), 1);
+        // Exact mode has nothing to estimate: the estimate is the exact Jaccard.
+        assert_eq!(Some(exact.pairs[0].estimate), exact.pairs[0].jaccard);
+        let sampled = scan(ScanConfig {
+            sample: Some(crate::sketch::sample::SampleParams::default()),
+            ..Default::default()
+        });
+        assert_eq!(sampled.params.sketch, "modulo");
+        assert_eq!(sampled.pairs.len(), 1);
+        let signed = scan(ScanConfig::default());
+        assert_eq!(signed.params.mode, crate::find::config::Mode::Minhash);
+        assert_eq!(signed.pairs.len(), 1);
     }
 }

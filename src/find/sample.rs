@@ -1,21 +1,20 @@
 //! The sample sketches' path: every document's sample, candidates from an inverted index, then
 //! the same verification and report as the signature path.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use crate::candidates::inverted::InvertedIndex;
 use crate::error::{Error, Result};
-use crate::find::{Pipeline, ScanReport, TextPrints};
+use crate::find::read::{Corpus, Strategy};
+use crate::find::{Pipeline, ScanReport, Scratch, TextPrints};
 use crate::model::{Pair, Skip, Stats};
 use crate::sim::Measure;
 use crate::sketch::sample::{
     Flat, SampleKind, SampleMatch, SampleParams, modulo_sample, supershingles,
 };
-use crate::source::files::{self as input, Read};
-use crate::source::{Document, Origin};
+use crate::source::Document;
 use crate::verify::Decision;
 
 /// Every document read, with the samples of the non-empty ones: phase one of the sample path.
@@ -36,78 +35,44 @@ pub struct SampledCorpus {
     pub stats: Stats,
 }
 
-enum Outcome {
-    Sampled(Vec<u64>, Vec<u64>, u64),
-    Empty(u64),
-    Skipped(Skip),
+/// The sample strategy's strategy: each document's modulo sample, and its supershingles when
+/// they are the index keys.
+pub(crate) struct Samples<'p> {
+    pub(crate) p: &'p Pipeline,
+    pub(crate) params: SampleParams,
 }
 
-/// Scans `paths` with the pipeline's normalization and shingling, comparing documents by their
-/// samples. Called by [`Pipeline::scan`] when the configuration asks for a sample sketch or for
-/// containment.
-pub fn scan(p: &Pipeline, sample: SampleParams, paths: &[PathBuf]) -> Result<ScanReport> {
-    let start = Instant::now();
-    let corpus = sample_files(p, sample, paths)?;
-    find_pairs(p, sample, corpus, start)
-}
+impl Strategy for Samples<'_> {
+    type Sketch = (Vec<u64>, Vec<u64>);
 
-/// Phase one: reads, normalizes, shingles and samples every document, in parallel.
-pub fn sample_files(
-    p: &Pipeline,
-    sample: SampleParams,
-    paths: &[PathBuf],
-) -> Result<SampledCorpus> {
-    let (entries, mut skipped) = input::collect(paths, &p.config().input)?;
-    let seed = p.config().seed;
-    let outcomes: Vec<Outcome> = entries
-        .par_iter()
-        .map(|e| match input::read_document(&e.path) {
-            Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
-            Ok(Read::Binary) => Outcome::Skipped(Skip::binary(e.id.clone())),
-            Ok(Read::Text(text)) => {
-                let set = p.shingle_set(&text);
-                if set.is_empty() {
-                    return Outcome::Empty(text.len() as u64);
-                }
-                let s = modulo_sample(&set, sample.modulo);
-                let supers = match sample.kind {
-                    SampleKind::Modulo => Vec::new(),
-                    SampleKind::Supershingle => supershingles(&s, sample.supershingle_size, seed),
-                };
-                Outcome::Sampled(s, supers, text.len() as u64)
-            }
-        })
-        .collect();
-
-    let mut c = SampledCorpus::default();
-    for (entry, outcome) in entries.into_iter().zip(outcomes) {
-        let (bytes, empty) = match outcome {
-            Outcome::Skipped(skip) => {
-                skipped.push(skip);
-                continue;
-            }
-            Outcome::Empty(bytes) => (bytes, true),
-            Outcome::Sampled(s, supers, bytes) => {
-                c.samples.push(&s);
-                c.supershingles.push(&supers);
-                c.signed.push(c.documents.len() as u32);
-                (bytes, false)
-            }
+    fn sketch(&self, s: &mut Scratch, _raw_len: u64) -> Option<Self::Sketch> {
+        let seed = self.p.config.seed;
+        let set = self.p.shingler.hash_set_with(&s.text, seed, &mut s.set);
+        if set.is_empty() {
+            return None;
+        }
+        let sample = modulo_sample(&set, self.params.modulo);
+        let supers = match self.params.kind {
+            SampleKind::Modulo => Vec::new(),
+            SampleKind::Supershingle => supershingles(&sample, self.params.supershingle_size, seed),
         };
-        c.stats.bytes += bytes;
-        c.stats.empty += empty as u64;
-        c.documents.push(Document {
-            id: entry.id,
-            origin: Origin::File(entry.path),
-            empty,
-        });
+        Some((sample, supers))
     }
-    c.stats.documents = c.documents.len() as u64;
-    for s in &skipped {
-        c.stats.count_skip(s.kind);
+
+    fn pairs(&self, corpus: Corpus<Self::Sketch>, start: Instant) -> Result<ScanReport> {
+        let mut c = SampledCorpus {
+            documents: corpus.documents,
+            signed: corpus.sketched,
+            skipped: corpus.skipped,
+            stats: corpus.stats,
+            ..SampledCorpus::default()
+        };
+        for (sample, supers) in &corpus.sketches {
+            c.samples.push(sample);
+            c.supershingles.push(supers);
+        }
+        find_pairs(self.p, self.params, c, start)
     }
-    c.skipped = skipped;
-    Ok(c)
 }
 
 /// Phase two: candidates from the inverted index, judged by their sample estimate, then the same

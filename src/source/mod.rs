@@ -9,6 +9,16 @@ use std::sync::Arc;
 
 use records::RecordSource;
 
+/// Where the documents of a scan come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Files and directories (walked recursively), plus any `files_from` list of the input
+    /// options.
+    Files(Vec<PathBuf>),
+    /// JSON-lines files, plain or compressed (`-` is standard input), one document per line.
+    Records(Vec<PathBuf>),
+}
+
 /// A document that was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Document {

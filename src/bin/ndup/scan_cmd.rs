@@ -8,8 +8,10 @@ use anyhow::{Result, bail};
 use ndup::accept::baseline::Baseline;
 use ndup::accept::ndupignore::NdupIgnore;
 use ndup::find::Pipeline;
+use ndup::find::config::StrategyConfig;
 use ndup::report as output;
 use ndup::report::{Format, ReportOptions};
+use ndup::source::Source;
 
 use crate::cli::ScanArgs;
 use crate::exit::Exit;
@@ -38,64 +40,40 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let root = scanned_root(&args.paths);
     let ignore = NdupIgnore::load(&root)?;
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
-    let start = Instant::now();
     let jsonl = args.input.is_jsonl(&args.paths)?;
-    let sample = pipeline.config().effective_sample();
-    let exact = pipeline.config().exact;
-    if exact && args.index.is_some() {
-        bail!("--exact joins shingle sets: --index caches signatures and does not apply");
-    }
-    let corpus = if exact {
-        None
-    } else if let Some(sample) = sample {
-        // Sample sketches (and containment) compare shingle samples, not signatures.
-        if args.index.is_some() {
-            bail!(
-                "--index holds signatures: it does not apply to --sketch {}",
-                sample.kind.name()
-            );
+    let mut report = match &args.index {
+        // The index caches the signatures of files: only the signature strategy has any.
+        Some(index) => {
+            let why = match pipeline.config().strategy() {
+                StrategyConfig::Signatures if !jsonl => None,
+                StrategyConfig::Signatures => {
+                    Some("--index caches the signatures of files, not of JSON lines records".into())
+                }
+                StrategyConfig::Exact => Some(
+                    "--exact joins shingle sets: --index caches signatures and does not apply"
+                        .to_string(),
+                ),
+                StrategyConfig::Sample(sample) => Some(format!(
+                    "--index holds signatures: it does not apply to --sketch {}",
+                    sample.kind.name()
+                )),
+            };
+            if let Some(why) = why {
+                bail!(why);
+            }
+            let start = Instant::now();
+            let corpus = crate::index_cmd::sign_with_index(&pipeline, &args.paths, index)?;
+            pipeline.find_pairs(corpus, start)?
         }
-        if jsonl {
-            bail!(
-                "--sketch {} (and --containment) read files, not JSON lines yet: use a signature \
-                 sketch for JSON lines input",
-                sample.kind.name()
-            );
-        }
-        None
-    } else if jsonl {
-        if args.index.is_some() {
-            bail!("--index caches the signatures of files, not of JSON lines records");
-        }
-        let mut sources = args.paths.clone();
-        if let Some(list) = &args.input.files_from {
-            // With JSON lines, the listed files are more sources.
-            sources.extend(ndup::source::files::read_list(list, args.input.null)?);
-        }
-        Some(pipeline.sign_records(&sources)?)
-    } else if let Some(index) = &args.index {
-        Some(crate::index_cmd::sign_with_index(
-            &pipeline,
-            &args.paths,
-            index,
-        )?)
-    } else {
-        Some(pipeline.sign_files(&args.paths)?)
-    };
-    let mut report = match (corpus, sample) {
-        // With nothing read, the error names the skipped files and why.
-        (Some(corpus), _) => pipeline.find_pairs(corpus, start)?,
-        (None, _) if exact && jsonl => {
+        None if jsonl => {
             let mut sources = args.paths.clone();
             if let Some(list) = &args.input.files_from {
+                // With JSON lines, the listed files are more sources.
                 sources.extend(ndup::source::files::read_list(list, args.input.null)?);
             }
-            let corpus = pipeline.shingle_records(&sources)?;
-            ndup::find::exact::finish(pipeline.config(), corpus, start)?
+            pipeline.scan_source(&Source::Records(sources))?
         }
-        (None, _) if exact => ndup::find::exact::scan_files(pipeline.config(), &args.paths, start)?,
-        (None, Some(sample)) => ndup::find::sample::scan(&pipeline, sample, &args.paths)?,
-        (None, None) => unreachable!("a corpus is read unless exact mode or a sample sketch runs"),
+        None => pipeline.scan_source(&Source::Files(args.paths.clone()))?,
     };
     if let Some(bar) = &bar {
         bar.finish();
