@@ -1,6 +1,7 @@
 //! Same input and seed, byte-identical stdout, whatever the number of threads.
 
-use super::util::{Dir, edited, text};
+use super::util::Dir;
+use crate::corpus::{edited, text};
 
 /// A corpus of 300 documents in 12 directories: 60 families of an original, a light edit (about
 /// 0.85 similar, verified exactly by auto), a heavy edit (rejected or verified) and an exact

@@ -2,7 +2,8 @@
 
 use std::io::{BufRead, BufReader, Read};
 
-use super::util::{Dir, PLANTED_PAIRS, planted, spawn_scan, text};
+use super::util::{Dir, PLANTED_PAIRS, planted};
+use crate::corpus::text;
 
 /// Runs a scan that must be refused as a usage error: exit 2, nothing on stdout, and one
 /// stderr line mentioning `needle`.
@@ -119,7 +120,7 @@ fn a_closed_stdout_is_not_an_error() {
     for i in 0..120 {
         d.create(&format!("copies/copy-with-a-long-name-{i:03}.txt"), &body);
     }
-    let mut child = spawn_scan(&d, &["copies"]);
+    let mut child = d.scan().arg("copies").spawn();
     let stdout = child.stdout.take().unwrap();
     let mut first = String::new();
     BufReader::new(stdout).read_line(&mut first).unwrap();

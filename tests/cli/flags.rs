@@ -10,18 +10,17 @@ use ndup::sketch::minhash::SketchKind;
 use ndup::text::normalize::NormalizeOptions;
 use ndup::text::shingle::{ShingleKind, ShingleOptions};
 
-use super::util::{
-    Dir, PLANTED_PAIRS, Rng, edited, library_estimate, library_jaccard, owned, planted, prose, text,
-};
+use super::util::{Dir, PLANTED_PAIRS, library_estimate, library_jaccard, owned, planted};
+use crate::corpus::{Rng, edited, prose, text};
 
 /// Every long flag `ndup scan --help` lists, each covered by a test in this module (or, for
 /// `--format`, `--clusters`, `--fail-on-duplicates`, `--quiet` and `--threads`, in `output`,
 /// `errors` and `determinism`).
-// Flags tested in tests/accuracy.rs: --containment, --fn-weight, --fp-weight, --modulo,
-// --supershingle-size. In tests/io.rs: the input, output and CI-gate flags (--jsonl, --id-field,
-// --text-field, --files-from, --null (-0), --glob, --exclude, --hidden, --no-ignore,
-// --max-filesize, --output, --max-pairs, --baseline, --write-baseline, --config). In
-// tests/index.rs: --index. In tests/exact.rs: --exact, --max-memory.
+// Flags tested in other modules: in `sketch`, --containment, --fn-weight, --fp-weight,
+// --modulo, --supershingle-size; in `jsonl`, --jsonl, --id-field, --text-field; in `tree`,
+// --files-from, --null (-0), --glob, --exclude, --hidden, --no-ignore, --max-filesize; in
+// `formats`, --output; in `gates`, --max-pairs, --baseline, --write-baseline; in `config`,
+// --config; in `index`, --index; in `exact`, --exact, --max-memory.
 const TESTED_FLAGS: &[&str] = &[
     "--bands",
     "--baseline",

@@ -6,9 +6,8 @@ use std::fs;
 use ndup::find::config::ScanConfig;
 use ndup::model::io_reason;
 
-use super::util::{
-    Dir, PLANTED_PAIRS, edited, library_estimate, library_jaccard, owned, planted, text,
-};
+use super::util::{Dir, PLANTED_PAIRS, library_estimate, library_jaccard, owned, planted};
+use crate::corpus::{edited, text};
 
 #[test]
 fn planted_pairs_are_found_with_their_estimates_and_unrelated_documents_are_not() {

@@ -3,10 +3,22 @@
 #[macro_use]
 mod util;
 
+mod compare;
+mod config;
+mod dedup;
 mod determinism;
 mod errors;
+mod exact;
 mod flags;
+mod formats;
+mod gates;
+mod index;
 mod input;
+mod jsonl;
 mod output;
 mod regression;
+mod scale;
 mod security;
+mod sketch;
+mod tree;
+mod tune;

@@ -2,7 +2,8 @@
 
 use serde_json::json;
 
-use super::util::{Dir, PLANTED_PAIRS, owned, planted, text};
+use super::util::{Dir, PLANTED_PAIRS, owned, planted};
+use crate::corpus::text;
 
 #[test]
 fn jsonl_is_params_then_pairs_then_skips_then_the_summary() {

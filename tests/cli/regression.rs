@@ -1,6 +1,7 @@
 //! One test per bug fixed, named for what went wrong.
 
 use super::util::Dir;
+use crate::corpus::text;
 
 /// `ndup scan broken-link` said only "no document could be read": the reason the one file
 /// could not be read, which a scan with other documents prints, was lost.
@@ -40,7 +41,7 @@ fn files_whose_names_differ_only_in_invalid_utf8_are_both_read() {
     use std::os::unix::ffi::OsStrExt;
     let d = Dir::new();
     d.mkdir("names");
-    let body = super::util::text(40, 100);
+    let body = text(40, 100);
     for name in [&b"names/x\xff.txt"[..], b"names/x\xfe.txt"] {
         std::fs::write(d.path().join(std::ffi::OsStr::from_bytes(name)), &body).unwrap();
     }
@@ -55,7 +56,7 @@ fn files_whose_names_differ_only_in_invalid_utf8_are_both_read() {
 #[test]
 fn a_fifo_in_a_tree_does_not_hang_the_scan() {
     let d = Dir::new();
-    let body = super::util::text(41, 100);
+    let body = text(41, 100);
     d.create("tree/a.txt", &body);
     d.create("tree/b.txt", &body);
     let made = std::process::Command::new("mkfifo")
@@ -102,5 +103,43 @@ fn huge_k_on_non_ascii_text_does_not_abort() {
         let run = d.scan().args(["a.txt", "b.txt", "-k", k]).ok();
         assert_eq!(run.pairs().len(), 1, "{}", run.describe());
         assert_eq!(run.pairs()[0].estimate, 1.0);
+    }
+}
+
+/// Every mode read JSON lines through its own copy of the reader, and the copies drifted: the
+/// sample sketches (and so `--containment`) refused JSON lines, and exact mode signed every
+/// record, threw the signatures away and read them all again. One loop now reads every document
+/// for every mode, so a corpus gives the same pairs as files and as records.
+#[test]
+fn every_mode_reads_json_lines_as_it_reads_files() {
+    let d = Dir::new();
+    let (a, b) = (text(61, 200), text(62, 200));
+    let docs = [
+        ("a", a.clone()),
+        ("a-copy", format!("{a} and one more line")),
+        ("b", b.clone()),
+        ("b-inside", format!("{b} {}", text(63, 40))),
+        ("c", text(64, 150)),
+    ];
+    let mut jsonl = String::new();
+    for (id, body) in &docs {
+        d.create(&format!("tree/{id}"), body);
+        jsonl +=
+            &(serde_json::json!({ "id": format!("tree/{id}"), "text": body }).to_string() + "\n");
+    }
+    d.create("corpus.jsonl", jsonl);
+    for mode in [
+        &["--containment", "-t", "0.9"][..],
+        &["--sketch", "modulo"],
+        &["--sketch", "supershingle", "-t", "0.5"],
+        &["--exact"],
+        &["--exact", "--containment", "-t", "0.9"],
+        &["--verify", "exact"],
+    ] {
+        let files = d.scan().arg("tree").args(mode).ok();
+        let records = d.scan().arg("corpus.jsonl").args(mode).ok();
+        assert!(!files.pairs().is_empty(), "{mode:?}: {}", files.describe());
+        eqnice!(files.pairs(), records.pairs(), "{mode:?}");
+        eqnice!(files.params(), records.params(), "{mode:?}");
     }
 }

@@ -4,7 +4,8 @@
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 
-use super::util::{Dir, text};
+use super::util::Dir;
+use crate::corpus::text;
 
 /// A tree with two identical documents, one of them under a name that tries to inject a line.
 fn evil_tree(d: &Dir) -> &'static str {

@@ -1,14 +1,19 @@
 //! The harness: a temporary directory to build a tree in, the `ndup` binary run inside it, and
-//! its output parsed back.
+//! its output parsed back; and the trees several modules share. The generated text comes from
+//! `crate::corpus` (tests/common/corpus.rs, shared with the library tests).
 //!
 //! Commands run with the temporary directory as their working directory and relative paths, so
 //! document ids read like `docs/a.txt` and expected output can be written out in full.
 
+use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process;
+use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
+
+use crate::corpus::{edited, text};
 
 /// Asserts two values are equal, printing both in full (one per block) when they are not, which
 /// reads better than `assert_eq!`'s single line for multi-line output.
@@ -88,11 +93,13 @@ impl Dir {
 
     /// `ndup` with no arguments yet, run in this directory.
     pub fn ndup(&self) -> TestCommand {
-        let mut cmd = assert_cmd::Command::new(ndup_bin());
-        cmd.current_dir(self.path());
-        // The tests decide the thread count themselves when it matters.
-        cmd.env_remove("RAYON_NUM_THREADS");
-        TestCommand { cmd }
+        TestCommand {
+            cwd: self.path().to_path_buf(),
+            args: Vec::new(),
+            envs: Vec::new(),
+            stdin: None,
+            timeout: None,
+        }
     }
 
     /// `ndup scan`, run in this directory; add paths and flags with `arg`/`args`.
@@ -103,15 +110,20 @@ impl Dir {
     }
 }
 
-/// A command about to be run.
+/// A command about to be run: its arguments, environment and standard input.
 pub struct TestCommand {
-    cmd: assert_cmd::Command,
+    cwd: PathBuf,
+    args: Vec<OsString>,
+    /// Variables set (`Some`) or removed (`None`), in order.
+    envs: Vec<(OsString, Option<OsString>)>,
+    stdin: Option<Vec<u8>>,
+    timeout: Option<Duration>,
 }
 
 impl TestCommand {
     /// Adds one argument.
     pub fn arg(&mut self, a: impl AsRef<std::ffi::OsStr>) -> &mut Self {
-        self.cmd.arg(a);
+        self.args.push(a.as_ref().to_os_string());
         self
     }
 
@@ -121,46 +133,114 @@ impl TestCommand {
         I: IntoIterator<Item = S>,
         S: AsRef<std::ffi::OsStr>,
     {
-        self.cmd.args(args);
+        for a in args {
+            self.arg(a);
+        }
         self
     }
 
     /// Sets an environment variable.
     pub fn env(&mut self, k: &str, v: &str) -> &mut Self {
-        self.cmd.env(k, v);
+        self.envs.push((k.into(), Some(v.into())));
+        self
+    }
+
+    /// Removes an environment variable.
+    pub fn env_remove(&mut self, k: &str) -> &mut Self {
+        self.envs.push((k.into(), None));
+        self
+    }
+
+    /// Gives the command this standard input (otherwise it reads an empty pipe).
+    pub fn stdin(&mut self, bytes: impl Into<Vec<u8>>) -> &mut Self {
+        self.stdin = Some(bytes.into());
         self
     }
 
     /// Kills the command if it runs longer than `secs`: a guard for tests of hangs, so a
     /// regression fails instead of blocking the suite (not a timing assertion).
     pub fn timeout(&mut self, secs: u64) -> &mut Self {
-        self.cmd.timeout(std::time::Duration::from_secs(secs));
+        self.timeout = Some(Duration::from_secs(secs));
         self
+    }
+
+    fn command(&self) -> process::Command {
+        let mut cmd = process::Command::new(ndup_bin());
+        cmd.current_dir(&self.cwd).args(&self.args);
+        // The tests decide the thread count themselves when it matters.
+        cmd.env_remove("RAYON_NUM_THREADS");
+        for (k, v) in &self.envs {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd
+    }
+
+    /// The command line, for failure messages.
+    fn describe(&self) -> String {
+        let mut s = String::new();
+        for (k, v) in &self.envs {
+            match v {
+                Some(v) => write!(s, "{}={} ", k.to_string_lossy(), v.to_string_lossy()),
+                None => write!(s, "-u {} ", k.to_string_lossy()),
+            }
+            .unwrap();
+        }
+        s.push_str("ndup");
+        for a in &self.args {
+            write!(s, " {:?}", a.to_string_lossy()).unwrap();
+        }
+        s
     }
 
     /// Runs the command, whatever its exit status.
     pub fn run(&mut self) -> Run {
-        let out = self.cmd.output().expect("run ndup");
+        let mut cmd = assert_cmd::Command::from_std(self.command());
+        if let Some(bytes) = &self.stdin {
+            cmd.write_stdin(bytes.clone());
+        }
+        if let Some(t) = self.timeout {
+            cmd.timeout(t);
+        }
+        let out = cmd.output().expect("run ndup");
         Run {
-            command: format!("{:?}", self.cmd),
+            command: self.describe(),
             code: out.status.code(),
             stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
             stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
         }
     }
 
-    /// Runs the command and asserts it exits with `code`.
+    /// Runs the command and asserts it exits with `code` (and did not panic).
     pub fn code(&mut self, code: i32) -> Run {
         let run = self.run();
         if run.code != Some(code) {
             panic!("expected exit code {code}\n{}", run.describe());
         }
+        assert!(
+            !run.stderr.contains("panicked"),
+            "ndup panicked\n{}",
+            run.describe()
+        );
         run
     }
 
     /// Runs the command and asserts it succeeds (exit 0).
     pub fn ok(&mut self) -> Run {
         self.code(0)
+    }
+
+    /// Starts the command with its standard output and error piped, for tests that drive the
+    /// pipes themselves or stop the process midway.
+    pub fn spawn(&mut self) -> process::Child {
+        self.command()
+            .stdin(process::Stdio::null())
+            .stdout(process::Stdio::piped())
+            .stderr(process::Stdio::piped())
+            .spawn()
+            .expect("spawn ndup")
     }
 }
 
@@ -190,6 +270,12 @@ impl Run {
         writeln!(s, "----- stdout -----\n{}", self.stdout).unwrap();
         writeln!(s, "----- stderr -----\n{}", self.stderr).unwrap();
         s
+    }
+
+    /// The whole of stdout parsed as one JSON value.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e})\n{}", self.describe()))
     }
 
     /// Every stdout line parsed as JSON (panics, showing the line, when one is not JSON).
@@ -324,93 +410,6 @@ impl Run {
     }
 }
 
-/// A small deterministic generator (splitmix64), so generated corpora are the same on every run
-/// and every machine without depending on a crate's stream staying stable.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x5851_F42D_4C95_7F2D)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n`.
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-
-    /// A made-up word of two to four syllables, never an English stop word, so that generated
-    /// prose only holds the stop words a test puts in on purpose.
-    pub fn word(&mut self) -> String {
-        const C: &[u8] = b"bcdfgklmnprstvz";
-        const V: &[u8] = b"aeiou";
-        loop {
-            let syllables = 2 + self.below(3);
-            let mut w = String::new();
-            for _ in 0..syllables {
-                w.push(C[self.below(C.len())] as char);
-                w.push(V[self.below(V.len())] as char);
-            }
-            if !ndup::text::shingle::ENGLISH_STOPWORDS.contains(&w.as_str()) {
-                return w;
-            }
-        }
-    }
-
-    /// `n` made-up words.
-    pub fn words(&mut self, n: usize) -> Vec<String> {
-        (0..n).map(|_| self.word()).collect()
-    }
-}
-
-/// Joins words into prose: sentences of about a dozen words, capitalised, with full stops and a
-/// line break now and then, so normalization has something to do.
-pub fn prose(words: &[String]) -> String {
-    let mut s = String::new();
-    for (i, w) in words.iter().enumerate() {
-        let start = i % 12 == 0;
-        if start && i > 0 {
-            s.push_str(if i % 48 == 0 { ".\n" } else { ". " });
-        } else if i > 0 {
-            s.push(' ');
-        }
-        if start {
-            let mut c = w.chars();
-            let first = c.next().unwrap().to_ascii_uppercase();
-            s.push(first);
-            s.push_str(c.as_str());
-        } else {
-            s.push_str(w);
-        }
-    }
-    s.push_str(".\n");
-    s
-}
-
-/// A document of `n` made-up words.
-pub fn text(seed: u64, n: usize) -> String {
-    prose(&Rng::new(seed).words(n))
-}
-
-/// The words of `text(seed, n)` with `edits` of them replaced by fresh words at distinct,
-/// evenly spread positions: an edited copy.
-pub fn edited(seed: u64, n: usize, edits: usize) -> String {
-    let mut words = Rng::new(seed).words(n);
-    let mut fresh = Rng::new(seed ^ 0xED17);
-    for e in 0..edits {
-        let at = (e * n) / edits.max(1) + n / (2 * edits.max(1));
-        words[at.min(n - 1)] = format!("{}x", fresh.word());
-    }
-    prose(&words)
-}
-
 /// The exact Jaccard similarity of two texts under the default pipeline, computed by the library.
 pub fn library_jaccard(config: &ndup::find::config::ScanConfig, a: &str, b: &str) -> f64 {
     let p = ndup::find::Pipeline::new(config.clone()).unwrap();
@@ -421,19 +420,6 @@ pub fn library_jaccard(config: &ndup::find::config::ScanConfig, a: &str, b: &str
 pub fn library_estimate(config: &ndup::find::config::ScanConfig, a: &str, b: &str) -> f64 {
     let p = ndup::find::Pipeline::new(config.clone()).unwrap();
     ndup::sketch::minhash::estimate(&p.signature(a).unwrap(), &p.signature(b).unwrap())
-}
-
-/// A process handle for tests that need to drive the pipe themselves.
-pub fn spawn_scan(dir: &Dir, args: &[&str]) -> process::Child {
-    process::Command::new(ndup_bin())
-        .current_dir(dir.path())
-        .arg("scan")
-        .args(args)
-        .env_remove("RAYON_NUM_THREADS")
-        .stdout(process::Stdio::piped())
-        .stderr(process::Stdio::piped())
-        .spawn()
-        .expect("spawn ndup")
 }
 
 /// The planted tree most tests share, under `docs/`:
@@ -468,4 +454,58 @@ pub fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect()
+}
+
+/// A second planted tree, of Markdown pages: two near-duplicate pairs (`docs/a.md` and
+/// `docs/a copy.md`, `docs/b.md` and `docs/old/b.md`, each with one word replaced) and a lone
+/// page, `docs/c.md` (`text(42, 150)`).
+pub fn planted_pages() -> Dir {
+    let d = Dir::new();
+    d.create("docs/a.md", text(40, 150));
+    d.create("docs/a copy.md", edited(40, 150, 1));
+    d.create("docs/b.md", text(41, 150));
+    d.create("docs/old/b.md", edited(41, 150, 1));
+    d.create("docs/c.md", text(42, 150));
+    d
+}
+
+/// The pairs planted in [`planted_pages`], as reported.
+pub const PLANTED_PAGE_PAIRS: [(&str, &str); 2] = [
+    ("docs/a copy.md", "docs/a.md"),
+    ("docs/b.md", "docs/old/b.md"),
+];
+
+/// A JSON-lines corpus: `a` and `a2` near-duplicates, `b` and `b2` near-duplicates, `c` alone
+/// (120 words each, one replaced in the copies).
+pub fn planted_jsonl() -> String {
+    [
+        json!({"id": "a", "text": text(1, 120)}),
+        json!({"id": "b", "text": text(2, 120)}),
+        json!({"id": "c", "text": text(3, 120)}),
+        json!({"id": "a2", "text": edited(1, 120, 1)}),
+        json!({"id": "b2", "text": edited(2, 120, 1)}),
+    ]
+    .iter()
+    .map(|v| format!("{v}\n"))
+    .collect()
+}
+
+/// Every line of a JSON-lines text parsed (a report written to a file, say).
+pub fn parse_jsonl(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// `bytes` compressed with gzip.
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+/// `bytes` compressed with zstd.
+pub fn zstd(bytes: &[u8]) -> Vec<u8> {
+    zstd::encode_all(bytes, 3).unwrap()
 }

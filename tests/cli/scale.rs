@@ -4,53 +4,40 @@
 
 use std::fs;
 
-use assert_cmd::cargo::cargo_bin_cmd;
-use serde_json::Value;
+use super::util::Dir;
 
 #[test]
 fn fifty_thousand_identical_documents_form_one_star_cluster() {
-    let dir = tempfile::tempdir().unwrap();
+    let d = Dir::new();
     // Short documents keep the test fast in a debug build; 50 directories of 1,000 files.
     // The copies are hard links to one file: one system call each instead of three, which
     // keeps the setup fast on a busy disk; ndup still reads each path as its own document.
-    let text = "Copyright (c) the authors. Permission is granted to copy and distribute.\n";
-    let original = dir.path().join("original.txt");
-    fs::write(&original, text).unwrap();
-    let docs = dir.path().join("docs");
-    for d in 0..50 {
-        let sub = docs.join(format!("d{d:02}"));
-        fs::create_dir_all(&sub).unwrap();
+    let original = d.create(
+        "original.txt",
+        "Copyright (c) the authors. Permission is granted to copy and distribute.\n",
+    );
+    for dir in 0..50 {
+        let sub = format!("docs/d{dir:02}");
+        d.mkdir(&sub);
         for f in 0..1000 {
-            fs::hard_link(&original, sub.join(format!("f{f:03}.txt"))).unwrap();
+            fs::hard_link(&original, d.path().join(format!("{sub}/f{f:03}.txt"))).unwrap();
         }
     }
-    let out = cargo_bin_cmd!("ndup")
-        .args(["scan", "--clusters", "--verify", "signature", "-q"])
-        .arg(&docs)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let records: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let clusters: Vec<&Value> = records.iter().filter(|r| r["type"] == "cluster").collect();
+    let run = d
+        .scan()
+        .args(["--clusters", "--verify", "signature", "-q", "docs"])
+        .ok();
+    let clusters = run.of_type("cluster");
     assert_eq!(clusters.len(), 1);
     assert_eq!(clusters[0]["size"], 50_000);
     let members = clusters[0]["members"].as_array().unwrap();
     assert!(members[0].as_str().unwrap().ends_with("d00/f000.txt"));
     assert!(members[49_999].as_str().unwrap().ends_with("d49/f999.txt"));
-    let summary = records.last().unwrap();
-    assert_eq!(summary["type"], "summary");
+    let summary = run.summary();
     assert_eq!(summary["documents"], 50_000);
     // Every band holds one bucket of 50,000: each is a star around its first member, so the
     // pairs are the 49,999 star edges, each considered once, instead of 1.25 billion pairs.
-    let params = &records[0];
+    let params = run.params();
     assert_eq!(summary["oversized_buckets"], params["bands"]);
     assert_eq!(summary["candidates"], 49_999);
     assert_eq!(summary["pairs"], 49_999);

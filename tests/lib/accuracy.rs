@@ -7,8 +7,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use ndup::candidates::lsh::{LshIndex, LshParams};
@@ -16,23 +14,15 @@ use ndup::candidates::tune::Weights;
 use ndup::find::config::ScanConfig;
 use ndup::find::{Pipeline, ScanReport};
 use ndup::sim::Measure;
-use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, estimate, fmix64, standard_error};
+use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, estimate, standard_error};
 use ndup::sketch::sample::{SampleKind, SampleMatch, SampleParams, modulo_sample};
 use ndup::verify::VerifyMode;
+
+use crate::corpus::{Rng, draw, edit, known_pair, vocabulary};
 
 // ---------------------------------------------------------------------------------------------
 // Estimators
 // ---------------------------------------------------------------------------------------------
-
-/// Two sets of `n` uniform 64-bit hashes sharing exactly `shared`: J = shared / (2n - shared).
-fn pair(n: u64, shared: u64, trial: u64) -> (Vec<u64>, Vec<u64>) {
-    let h = |i: u64| fmix64(i ^ (trial << 36) ^ 0x5eed);
-    let mut a: Vec<u64> = (0..n).map(h).collect();
-    let mut b: Vec<u64> = (0..shared).chain(n..2 * n - shared).map(h).collect();
-    a.sort_unstable();
-    b.sort_unstable();
-    (a, b)
-}
 
 /// A sketch under test: its estimate for a pair, and the number of samples it rests on.
 #[derive(Debug, Clone, Copy)]
@@ -93,7 +83,7 @@ fn check_estimator(sketch: Sketch, n: u64, trials: u64) -> Vec<(f64, f64)> {
         let k = sketch.samples(union);
         let (mut sum, mut sq) = (0.0, 0.0);
         for t in 0..trials {
-            let (a, b) = pair(n, shared, t);
+            let (a, b) = known_pair(n, shared, t);
             let e = sketch.estimate(&a, &b, signer.as_ref());
             sum += e;
             sq += (e - j) * (e - j);
@@ -172,7 +162,7 @@ mod properties {
             trial in 0u64..1_000_000,
         ) {
             let shared = (n as f64 * frac) as u64;
-            let (a, b) = pair(n, shared, trial);
+            let (a, b) = known_pair(n, shared, trial);
             let union = 2 * n - shared;
             let j = shared as f64 / union as f64;
             for sketch in [
@@ -210,7 +200,7 @@ fn check_s_curve(kind: SketchKind, lsh: LshParams, num_perm: usize, trials: u64)
         let s = shared as f64 / (400 - shared) as f64;
         let mut sigs = Vec::new();
         for t in 0..trials {
-            let (a, b) = pair(200, shared, t + 10_000);
+            let (a, b) = known_pair(200, shared, t + 10_000);
             sigs.extend(signer.sign(&a));
             sigs.extend(signer.sign(&b));
         }
@@ -250,47 +240,6 @@ struct Corpus {
     copies: usize,
 }
 
-/// Pronounceable pseudo-words: unrelated documents share words but rarely a 9-character run.
-fn vocabulary(rng: &mut ChaCha8Rng, size: usize) -> Vec<String> {
-    const C: &[u8] = b"bcdfghjklmnprstvwz";
-    const V: &[u8] = b"aeiou";
-    (0..size)
-        .map(|_| {
-            let syllables = rng.random_range(1..=3);
-            let mut w = String::new();
-            for _ in 0..syllables {
-                w.push(C[rng.random_range(0..C.len())] as char);
-                w.push(V[rng.random_range(0..V.len())] as char);
-            }
-            if rng.random_bool(0.3) {
-                w.push(C[rng.random_range(0..C.len())] as char);
-            }
-            w
-        })
-        .collect()
-}
-
-/// A copy of `words` with about `rate` of its words edited (replaced, deleted, or with a word
-/// inserted after them).
-fn edit(rng: &mut ChaCha8Rng, words: &[String], vocab: &[String], rate: f64) -> Vec<String> {
-    let mut out = Vec::with_capacity(words.len() + 8);
-    for w in words {
-        if !rng.random_bool(rate) {
-            out.push(w.clone());
-            continue;
-        }
-        match rng.random_range(0..3) {
-            0 => out.push(vocab[rng.random_range(0..vocab.len())].clone()),
-            1 => {}
-            _ => {
-                out.push(w.clone());
-                out.push(vocab[rng.random_range(0..vocab.len())].clone());
-            }
-        }
-    }
-    out
-}
-
 /// The estimators on real text rather than synthetic hashes: each trial draws a new seed, which
 /// changes the shingle hash's keys and the sketch together, and signs the shingle sets the
 /// shingler hashes from two texts. Char 9-shingles of ASCII take the folded-multiply window
@@ -303,11 +252,9 @@ fn edit(rng: &mut ChaCha8Rng, words: &[String], vocab: &[String], rate: f64) -> 
 fn text_shingles_give_unbiased_estimates() {
     use ndup::text::shingle::{ShingleKind, ShingleOptions, Shingler};
     use std::collections::HashSet;
-    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut rng = Rng::new(11);
     let vocab = vocabulary(&mut rng, 400);
-    let base: Vec<String> = (0..220)
-        .map(|_| vocab[rng.random_range(0..vocab.len())].clone())
-        .collect();
+    let base = draw(&mut rng, &vocab, 220);
     let table = |first: u32| -> String {
         (first..first + 50)
             .map(|i| format!("row {i:06} cell {:05}\n", i * 7919 % 100_000))
@@ -386,18 +333,16 @@ fn build_corpus(
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut rng = Rng::new(seed);
     let vocab = vocabulary(&mut rng, 30_000);
     let mut texts: Vec<(String, String)> = Vec::new();
     let mut copies = 0;
     for i in 0..bases {
-        let n = rng.random_range(len.clone());
-        let words: Vec<String> = (0..n)
-            .map(|_| vocab[rng.random_range(0..vocab.len())].clone())
-            .collect();
+        let n = rng.range(len.clone());
+        let words = draw(&mut rng, &vocab, n);
         texts.push((format!("d{i:05}-0.txt"), words.join(" ")));
-        for c in 1..=rng.random_range(0..=max_copies) {
-            let rate = rates[rng.random_range(0..rates.len())];
+        for c in 1..=rng.below(max_copies + 1) {
+            let rate = *rng.pick(rates);
             let copy = edit(&mut rng, &words, &vocab, rate);
             texts.push((format!("d{i:05}-{c}.txt"), copy.join(" ")));
             copies += 1;
@@ -448,8 +393,8 @@ fn build_corpus(
 
 /// About 2,000 documents of 40 to 110 words; the originals have up to two copies each, with
 /// 0% to 22% of their words edited, so the Jaccard of the related pairs (copies of one original
-/// are related too) spreads evenly from about 0.3 to 1 (one edited word changes about 13 char
-/// 9-shingles, 2.5 words' worth).
+/// are related too) spreads evenly from about 0.3 to 1 (one edited word changes about 14 char
+/// 9-shingles, 2 words' worth).
 fn spread_corpus() -> &'static Corpus {
     static C: OnceLock<Corpus> = OnceLock::new();
     C.get_or_init(|| {
@@ -656,13 +601,9 @@ fn containment_finds_a_document_inside_a_much_larger_one() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("containment");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut rng = Rng::new(5);
     let vocab = vocabulary(&mut rng, 30_000);
-    let mut words = |n: usize| -> Vec<String> {
-        (0..n)
-            .map(|_| vocab[rng.random_range(0..vocab.len())].clone())
-            .collect()
-    };
+    let mut words = |n: usize| draw(&mut rng, &vocab, n);
     for i in 0..40 {
         let quote = words(120);
         let mut long = words(500);
@@ -700,469 +641,5 @@ fn containment_finds_a_document_inside_a_much_larger_one() {
         assert_eq!(p.b_in_a, Some(1.0), "{}", r.id(p.b));
         assert!(p.a_in_b.unwrap() < 0.2);
         assert!(p.jaccard.unwrap_or(p.estimate) < 0.2);
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The commands: ndup tune, ndup compare, and the scan flags of this issue
-// ---------------------------------------------------------------------------------------------
-
-mod cli {
-    use std::path::Path;
-
-    use assert_cmd::Command;
-    use predicates::prelude::*;
-    use serde_json::Value;
-
-    fn ndup() -> Command {
-        Command::new(env!("CARGO_BIN_EXE_ndup"))
-    }
-
-    fn json(out: &[u8]) -> Value {
-        serde_json::from_slice(out).unwrap()
-    }
-
-    fn jsonl(out: &[u8]) -> Vec<Value> {
-        std::str::from_utf8(out)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn tune_explains_the_default_choice_for_0_8() {
-        ndup()
-            .args(["tune", "--threshold", "0.8"])
-            .assert()
-            .success()
-            .stdout(predicate::str::contains(
-                "threshold 0.8: 18 bands x 7 rows of 128 hash functions",
-            ))
-            .stdout(predicate::str::contains(
-                "1 x (area under the S-curve below 0.8) + 100 x",
-            ))
-            .stdout(predicate::str::contains("(1/b)^(1/r) = 0.6617"))
-            .stdout(predicate::str::contains(
-                "note: slots 126..127 are in no LSH band",
-            ))
-            .stdout(predicate::str::contains("       0.8  0.985542"))
-            .stdout(predicate::str::contains("1.0 +"))
-            .stdout(predicate::str::contains(
-                "s = 0.85: 0.10% never a candidate + <0.01% rejected by verification = 0.10%",
-            ))
-            .stdout(predicate::str::contains(
-                "memory per million documents: about 1084 MB",
-            ));
-    }
-
-    #[test]
-    fn tune_json_and_fixed_banding() {
-        let out = ndup()
-            .args(["tune", "-t", "0.5", "--format", "json"])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        let v = json(&out.stdout);
-        assert_eq!(v["type"], "tune");
-        assert_eq!(
-            (v["bands"].as_u64(), v["rows"].as_u64()),
-            (Some(39), Some(3))
-        );
-        assert_eq!(v["tuned"], true);
-        assert_eq!(v["unbanded_slots"], 11);
-        assert_eq!(v["curve"].as_array().unwrap().len(), 10);
-        let fns = v["false_negatives"].as_array().unwrap();
-        assert!((fns[1]["s"].as_f64().unwrap() - 0.55).abs() < 1e-12);
-        assert!(fns[1]["total"].as_f64().unwrap() < 0.005);
-        assert_eq!(v["memory_per_million"]["signatures"], 512_000_000u64);
-
-        // Explicit bands and rows are kept; no slot is left out, so there is no note.
-        ndup()
-            .args(["tune", "--bands", "16", "--rows", "8"])
-            .assert()
-            .success()
-            .stdout(predicate::str::contains("16 bands x 8 rows of 128"))
-            .stdout(predicate::str::contains("as given"))
-            .stdout(predicate::str::contains("note:").not());
-        // Equal weights put the curve at the threshold: a different, riskier choice.
-        let v = json(
-            &ndup()
-                .args([
-                    "tune",
-                    "--fp-weight",
-                    "1",
-                    "--fn-weight",
-                    "1",
-                    "--format",
-                    "json",
-                ])
-                .output()
-                .unwrap()
-                .stdout,
-        );
-        assert_eq!(
-            (v["bands"].as_u64(), v["rows"].as_u64()),
-            (Some(9), Some(13))
-        );
-        // Signature-only verification loses about half of the pairs at T itself.
-        let v = json(
-            &ndup()
-                .args([
-                    "tune",
-                    "--verify",
-                    "signature",
-                    "--format",
-                    "json",
-                    "--num-perm",
-                    "64",
-                ])
-                .output()
-                .unwrap()
-                .stdout,
-        );
-        assert_eq!(v["num_perm"], 64);
-        assert!(v["false_negatives"][0]["verification"].as_f64().unwrap() > 0.3);
-    }
-
-    #[test]
-    fn tune_usage_errors_exit_2() {
-        ndup()
-            .args(["tune", "--num-perm", "100", "--bands", "20", "--rows", "8"])
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(
-                "--bands 20 x --rows 8 = 160 but --num-perm is 100",
-            ));
-        ndup()
-            .args(["tune", "--threshold", "1.5"])
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(
-                "--threshold must be between 0 and 1",
-            ));
-        ndup()
-            .args(["tune", "--fn-weight=-1"])
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(
-                "--fn-weight must be a number >= 0",
-            ));
-    }
-
-    fn write(dir: &Path, name: &str, text: &str) -> String {
-        let p = dir.join(name);
-        std::fs::write(&p, text).unwrap();
-        p.to_string_lossy().into_owned()
-    }
-
-    #[test]
-    fn compare_prints_every_measure() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = write(dir.path(), "a.txt", "Jack London travelled to Oakland");
-        let b = write(
-            dir.path(),
-            "b.txt",
-            "Jack London travelled to the city of Oakland",
-        );
-        let out = ndup()
-            .args([
-                "compare",
-                &a,
-                &b,
-                "--shingle",
-                "word",
-                "-w",
-                "2",
-                "--format",
-                "json",
-            ])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        let v = json(&out.stdout);
-        assert_eq!(v["type"], "compare");
-        assert_eq!(
-            (v["shingles_a"].as_u64(), v["shingles_b"].as_u64()),
-            (Some(4), Some(7))
-        );
-        assert_eq!(v["jaccard"], 0.375);
-        assert_eq!(v["a_in_b"], 0.75);
-        assert_eq!(v["params"]["shingle"], "word");
-        assert_eq!(v["params"]["sketch"], "fss");
-        assert_eq!(v["params"]["num_perm"], 128);
-        ndup()
-            .args(["compare", &a, &b, "--shingle", "word", "-w", "2"])
-            .assert()
-            .success()
-            .stdout(predicate::str::contains(
-                "exact Jaccard                        0.3750",
-            ))
-            .stdout(predicate::str::contains(
-                "containment of A in B                0.7500",
-            ))
-            .stdout(predicate::str::contains(
-                "containment of B in A                0.4286",
-            ))
-            .stdout(predicate::str::contains("estimate (fss, 128 slots)"));
-    }
-
-    #[test]
-    fn compare_bags_reproduce_mmds_example_3_2() {
-        // Word 1-shingles turn the texts into the bags {a,a,a,b} and {a,a,b,b,c}.
-        let dir = tempfile::tempdir().unwrap();
-        let a = write(dir.path(), "a.txt", "a a a b");
-        let b = write(dir.path(), "b.txt", "a a b b c");
-        let v = json(
-            &ndup()
-                .args([
-                    "compare",
-                    &a,
-                    &b,
-                    "--shingle",
-                    "word",
-                    "-w",
-                    "1",
-                    "--format",
-                    "json",
-                ])
-                .output()
-                .unwrap()
-                .stdout,
-        );
-        assert_eq!(v["bag_jaccard_sum"], 1.0 / 3.0);
-        assert_eq!(v["bag_jaccard_max"], 0.5);
-        assert_eq!(v["jaccard"], 2.0 / 3.0);
-        assert_eq!(
-            (v["bag_size_a"].as_u64(), v["bag_size_b"].as_u64()),
-            (Some(4), Some(5))
-        );
-        // With every shingle sampled, the modulo estimate is the exact Jaccard.
-        let v = json(
-            &ndup()
-                .args(["compare", &a, &b, "--shingle", "word", "-w", "1"])
-                .args(["--sketch", "modulo", "--modulo", "1", "--format", "json"])
-                .output()
-                .unwrap()
-                .stdout,
-        );
-        assert_eq!(v["estimate"], 2.0 / 3.0);
-        assert_eq!(v["params"]["sketch"], "modulo");
-        assert_eq!(v["params"]["modulo"], 1);
-    }
-
-    #[test]
-    fn compare_errors_name_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = write(dir.path(), "a.txt", "some text");
-        let bin = dir.path().join("x.bin");
-        std::fs::write(&bin, b"ab\0cd").unwrap();
-        ndup()
-            .args(["compare", &a, bin.to_str().unwrap()])
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains("x.bin: binary file"));
-        ndup()
-            .args(["compare", &a, "/no/such/ndup-file"])
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains("/no/such/ndup-file"));
-    }
-
-    /// Forty-word pseudo-text from a seed.
-    fn text(seed: u64, words: usize) -> String {
-        (0..words)
-            .map(|i| {
-                format!(
-                    "w{:x}",
-                    ndup::sketch::minhash::fmix64(seed * 100_000 + i as u64) % 99_991
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
-    #[test]
-    fn scan_containment_finds_a_quote_plain_jaccard_misses() {
-        let dir = tempfile::tempdir().unwrap();
-        let quote = text(1, 80);
-        let long = format!("{} {} {}", text(2, 300), quote, text(3, 300));
-        write(dir.path(), "long.txt", &long);
-        write(dir.path(), "quote.txt", &quote);
-        write(dir.path(), "other.txt", &text(4, 200));
-        let root = dir.path().to_str().unwrap();
-        let plain = jsonl(&ndup().args(["scan", root]).output().unwrap().stdout);
-        assert!(plain.iter().all(|v| v["type"] != "pair"));
-        let out = ndup()
-            .args(["scan", root, "--containment"])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        let recs = jsonl(&out.stdout);
-        assert_eq!(recs[0]["measure"], "containment");
-        assert_eq!(recs[0]["sketch"], "modulo");
-        assert_eq!(recs[0]["modulo"], 16);
-        let pairs: Vec<&Value> = recs.iter().filter(|v| v["type"] == "pair").collect();
-        assert_eq!(pairs.len(), 1);
-        assert!(pairs[0]["a"].as_str().unwrap().ends_with("long.txt"));
-        assert_eq!(pairs[0]["b_in_a"], 1.0);
-        assert!(pairs[0]["a_in_b"].as_f64().unwrap() < 0.3);
-        ndup()
-            .args(["scan", root, "--containment", "--format", "text", "-q"])
-            .assert()
-            .success()
-            .stdout(predicate::str::contains("a in b 0.1"))
-            .stdout(predicate::str::contains("b in a 1.0000"));
-        // Exact verification reports exact containment and Jaccard.
-        let recs = jsonl(
-            &ndup()
-                .args(["scan", root, "--containment", "--verify", "exact"])
-                .output()
-                .unwrap()
-                .stdout,
-        );
-        let p = recs.iter().find(|v| v["type"] == "pair").unwrap();
-        assert_eq!(p["b_in_a"], 1.0);
-        assert!(p["jaccard"].as_f64().unwrap() < 0.2);
-    }
-
-    #[test]
-    fn scan_sketch_flags_and_their_errors() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = text(7, 400);
-        write(dir.path(), "a.txt", &base);
-        write(dir.path(), "b.txt", &format!("{base} and one more line"));
-        write(dir.path(), "c.txt", &text(8, 400));
-        let root = dir.path().to_str().unwrap();
-        for (sketch, extra) in [
-            ("modulo", vec!["--modulo", "8"]),
-            ("supershingle", vec!["--supershingle-size", "3"]),
-        ] {
-            let out = ndup()
-                .args(["scan", root, "--sketch", sketch])
-                .args(&extra)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{sketch}");
-            let recs = jsonl(&out.stdout);
-            assert_eq!(recs[0]["sketch"], sketch);
-            let pairs: Vec<&Value> = recs.iter().filter(|v| v["type"] == "pair").collect();
-            assert_eq!(pairs.len(), 1, "{sketch}");
-            assert!(pairs[0]["b"].as_str().unwrap().ends_with("b.txt"));
-            assert!(pairs[0]["estimate"].as_f64().unwrap() > 0.9);
-        }
-        // The sample path is deterministic whatever the thread count.
-        for args in [
-            ["--sketch", "modulo"],
-            ["--sketch", "supershingle"],
-            ["--containment", "-q"],
-        ] {
-            let run = |threads: &str| {
-                ndup()
-                    .args(["scan", root])
-                    .args(args)
-                    .env("RAYON_NUM_THREADS", threads)
-                    .output()
-                    .unwrap()
-                    .stdout
-            };
-            assert_eq!(run("1"), run("2"), "{args:?}");
-        }
-        let recs = jsonl(
-            &ndup()
-                .args([
-                    "scan",
-                    root,
-                    "--sketch",
-                    "supershingle",
-                    "--supershingle-size",
-                    "3",
-                ])
-                .output()
-                .unwrap()
-                .stdout,
-        );
-        assert_eq!(recs[0]["supershingle_size"], 3);
-        assert_eq!(recs[0]["modulo"], 16);
-        for (args, message) in [
-            (
-                vec!["--containment", "--sketch", "fss"],
-                "--containment compares shingle samples",
-            ),
-            (
-                vec!["--containment", "--sketch", "supershingle"],
-                "supershingles miss",
-            ),
-            (vec!["--modulo", "8"], "--modulo applies only to"),
-            (
-                vec!["--sketch", "modulo", "--supershingle-size", "3"],
-                "--supershingle-size applies only",
-            ),
-            (
-                vec!["--sketch", "modulo", "--modulo", "0"],
-                "--modulo must be at least 1",
-            ),
-            (
-                vec!["--sketch", "modulo", "--num-perm", "64"],
-                "apply to signature sketches",
-            ),
-        ] {
-            ndup()
-                .args(["scan", root])
-                .args(&args)
-                .assert()
-                .code(2)
-                .stderr(predicate::str::contains(message));
-        }
-    }
-
-    #[test]
-    fn scan_banding_follows_the_threshold_and_says_what_is_unbanded() {
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), "a.txt", &text(9, 50));
-        let root = dir.path().to_str().unwrap();
-        let out = ndup().args(["scan", root, "-t", "0.9"]).output().unwrap();
-        let p = &jsonl(&out.stdout)[0];
-        assert_eq!(
-            (p["bands"].as_u64(), p["rows"].as_u64()),
-            (Some(11), Some(11))
-        );
-        assert_eq!(p["unbanded_slots"], 7);
-        // The tuner's own choice is recorded, not repeated on stderr at every run...
-        let stderr = String::from_utf8(out.stderr).unwrap();
-        assert!(!stderr.contains("note:"), "{stderr}");
-        // ...but a user who shapes the banding is told what is left out, and why.
-        let out = ndup()
-            .args(["scan", root, "-t", "0.9", "--num-perm", "128"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8(out.stderr).unwrap();
-        assert!(
-            stderr.contains("ndup: note: slots 121..127 are in no LSH band"),
-            "{stderr}"
-        );
-        assert!(stderr.contains("still count in the signature estimate"));
-        // Explicit banding overrides the tuner; all slots banded, no note; -q silences it.
-        let out = ndup()
-            .args(["scan", root, "--bands", "16", "--rows", "8"])
-            .output()
-            .unwrap();
-        assert_eq!(jsonl(&out.stdout)[0]["bands"], 16);
-        assert!(!String::from_utf8(out.stderr).unwrap().contains("note:"));
-        ndup()
-            .args(["scan", root, "-q"])
-            .assert()
-            .success()
-            .stderr(predicate::str::is_empty());
-        // The weights reach the tuner.
-        let out = ndup()
-            .args(["scan", root, "--fp-weight", "1", "--fn-weight", "1"])
-            .output()
-            .unwrap();
-        let p = &jsonl(&out.stdout)[0];
-        assert_eq!(
-            (p["bands"].as_u64(), p["rows"].as_u64()),
-            (Some(9), Some(13))
-        );
     }
 }

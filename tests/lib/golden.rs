@@ -10,10 +10,12 @@ use ndup::candidates::lsh::{LshIndex, LshParams};
 use ndup::find::Pipeline;
 use ndup::find::config::ScanConfig;
 use ndup::sim::jaccard;
-use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, estimate, fmix64, standard_error};
+use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, estimate, standard_error};
 use ndup::text::normalize::{NormalizeOptions, normalize};
 use ndup::text::shingle::{ShingleKind, ShingleOptions, Shingler};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::corpus::{Rng, known_pair};
 
 fn shingler(kind: ShingleKind, size: usize) -> Shingler {
     Shingler::new(&ShingleOptions {
@@ -153,14 +155,6 @@ fn mmds_exercise_3_1_1() {
     assert_eq!(jaccard(&s3, &s3), 1.0);
 }
 
-/// Two sets of `n` distinct hashes sharing exactly `shared`: J = shared / (2n - shared).
-fn known_pair(n: u64, shared: u64, trial: u64) -> (Vec<u64>, Vec<u64>) {
-    let h = |i: u64| fmix64(i ^ (trial << 40) ^ 0xA5A5_0000_0000_0000);
-    let a = (0..n).map(h).collect();
-    let b = (0..shared).chain(n..2 * n - shared).map(h).collect();
-    (a, b)
-}
-
 /// For each sketch and several similarities, every estimate lies within five standard errors
 /// of the true Jaccard, and so does the mean of the estimates (which catches a bias too small
 /// to see in one pair).
@@ -210,12 +204,12 @@ fn pipeline_signatures_estimate_the_exact_jaccard_of_edited_texts() {
     let mut variance = 0.0;
     let mut pairs = 0;
     for doc in 0..30u64 {
-        let words = words(doc, 200);
+        let words = Rng::new(doc).words(200);
         for edits in [2usize, 10, 30, 60] {
             let mut other = words.clone();
+            let mut positions = Rng::new(doc << 20 | edits as u64);
             for e in 0..edits {
-                let at = (fmix64(doc << 20 | (edits as u64) << 8 | e as u64) % 200) as usize;
-                other[at] = format!("edit{e}");
+                other[positions.below(200)] = format!("edit{e}");
             }
             let (a, b) = (words.join(" "), other.join(" "));
             let j = jaccard(&p.shingle_set(&a), &p.shingle_set(&b));
@@ -236,16 +230,6 @@ fn pipeline_signatures_estimate_the_exact_jaccard_of_edited_texts() {
         "mean deviation {} over {pairs} pairs",
         deviation / pairs as f64
     );
-}
-
-/// Made-up words from a seed (a few thousand distinct, so texts share few shingles by chance).
-fn words(seed: u64, n: usize) -> Vec<String> {
-    (0..n as u64)
-        .map(|i| {
-            let h = fmix64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i);
-            format!("w{:x}", h % 5000)
-        })
-        .collect()
 }
 
 /// MMDS figure 3.7: the S-curve for b = 20, r = 5, to the book's precision.

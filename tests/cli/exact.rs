@@ -1,0 +1,255 @@
+//! `ndup scan --exact`: the exact set-similarity join, checked against brute force through the
+//! library; containment; the memory limit; JSON lines.
+
+use std::fs;
+
+use ndup::find::Pipeline;
+use ndup::find::config::ScanConfig;
+use ndup::join::{Threshold, brute_force};
+use ndup::sim::Measure;
+use serde_json::Value;
+
+use super::util::{Dir, Run, gzip};
+
+/// The pairs of a report as (a, b, jaccard): exact mode always computes the Jaccard.
+fn pairs(run: &Run) -> Vec<(String, String, f64)> {
+    run.pairs()
+        .into_iter()
+        .map(|p| (p.a, p.b, p.jaccard.expect("jaccard is a number")))
+        .collect()
+}
+
+/// A tree of near-duplicates at several distances from one another, with an identical copy, a
+/// one-shingle file, an empty file and a binary file.
+fn corpus() -> Dir {
+    let d = Dir::new();
+    let base: Vec<String> = (0..60).map(|i| format!("word{i}")).collect();
+    for (name, drop) in [("a", 0), ("b", 3), ("c", 8), ("d", 15), ("e", 25)] {
+        let text: Vec<&str> = base[drop..].iter().map(String::as_str).collect();
+        d.create(&format!("docs/{name}.txt"), text.join(" "));
+    }
+    d.create("docs/a-copy.txt", base.join(" "));
+    d.create("docs/short.txt", "tiny");
+    d.create("docs/short-again.txt", "TINY");
+    d.create("docs/empty.txt", "");
+    d.create("docs/logo.bin", b"\x89PNG\0\0binary");
+    d
+}
+
+/// The `.txt` files of `docs/`, sorted.
+fn txt_names(d: &Dir) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(d.path().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".txt"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The exact pairs by brute force through the library, as (a, b, jaccard) with a < b.
+fn expected(d: &Dir, t: f64, args_config: &ScanConfig) -> Vec<(String, String, f64)> {
+    let p = Pipeline::new(args_config.clone()).unwrap();
+    let names = txt_names(d);
+    let sets: Vec<Vec<u64>> = names
+        .iter()
+        .map(|n| p.shingle_set(&d.read(&format!("docs/{n}"))))
+        .collect();
+    let th = Threshold::from_f64(t).unwrap();
+    let mut out: Vec<(String, String, f64)> = brute_force(&sets, th, Measure::Jaccard)
+        .into_iter()
+        .map(|m| {
+            (
+                format!("docs/{}", names[m.a as usize]),
+                format!("docs/{}", names[m.b as usize]),
+                m.jaccard(),
+            )
+        })
+        .collect();
+    out.sort_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));
+    out
+}
+
+#[test]
+fn exact_mode_reports_exactly_the_brute_force_pairs() {
+    let d = corpus();
+    for t in ["0.3", "0.5", "0.8", "0.95", "1.0"] {
+        let run = d.scan().args(["docs", "--exact", "-t", t]).ok();
+        let records = run.records();
+        let expect = expected(&d, t.parse().unwrap(), &ScanConfig::default());
+        eqnice!(expect, pairs(&run), "threshold {t}");
+        // In exact mode the estimate is the exact value.
+        for r in records.iter().filter(|r| r["type"] == "pair") {
+            assert_eq!(r["estimate"], r["jaccard"]);
+        }
+        assert_eq!(records[0]["mode"], "exact");
+        assert!(run.stderr.contains("exact mode"), "{}", run.describe());
+        assert!(run.stderr.contains("memory estimate"), "{}", run.describe());
+    }
+    // Identical files and the one-shingle files pair at 1.0; the empty file never pairs.
+    let run = d.scan().args(["docs", "--exact", "-t", "1"]).run();
+    let found = pairs(&run);
+    assert!(found.contains(&("docs/a-copy.txt".into(), "docs/a.txt".into(), 1.0)));
+    assert!(found.contains(&("docs/short-again.txt".into(), "docs/short.txt".into(), 1.0)));
+    assert!(
+        !found
+            .iter()
+            .any(|p| p.0.contains("empty") || p.1.contains("empty"))
+    );
+    let summary = run.records().pop().unwrap();
+    assert_eq!(summary["empty"], 1);
+    assert_eq!(summary["skipped_binary"], 1);
+}
+
+#[test]
+fn a_pair_exactly_at_the_threshold_is_reported() {
+    let d = Dir::new();
+    // One-word shingles: 8 common words, 10 in the union, Jaccard exactly 0.8.
+    d.create("x.txt", "a b c d e f g h i");
+    d.create("y.txt", "a b c d e f g h j");
+    let args = ["x.txt", "y.txt", "--exact", "--shingle", "word", "-w", "1"];
+    let run = d.scan().args(args).args(["-t", "0.8"]).ok();
+    eqnice!(
+        vec![("x.txt".to_string(), "y.txt".to_string(), 0.8)],
+        pairs(&run)
+    );
+    let run = d.scan().args(args).args(["-t", "0.81"]).run();
+    assert!(pairs(&run).is_empty());
+}
+
+#[test]
+fn threshold_zero_pairs_every_non_empty_document() {
+    let d = corpus();
+    let run = d.scan().args(["docs", "--exact", "-t", "0"]).ok();
+    // 8 non-empty text files: 28 pairs, related or not.
+    assert_eq!(pairs(&run).len(), 28);
+}
+
+#[test]
+fn exact_containment_finds_a_document_inside_a_larger_one() {
+    let d = Dir::new();
+    let para = "the quick brown fox jumps over the lazy dog near the river bank today";
+    let filler = |from: usize| {
+        (from..from + 100)
+            .map(|i| format!("filler{i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    d.create("big.txt", format!("{} {para} {}", filler(0), filler(100)));
+    d.create("quote.txt", para);
+    let run = d.scan().args(["big.txt", "quote.txt", "--exact"]).ok();
+    assert!(pairs(&run).is_empty(), "Jaccard is low");
+    let run = d
+        .scan()
+        .args(["big.txt", "quote.txt", "--exact", "--containment"])
+        .args(["-t", "0.9"])
+        .ok();
+    let records = run.records();
+    let p: Vec<&Value> = records.iter().filter(|r| r["type"] == "pair").collect();
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0]["a"], "big.txt");
+    assert_eq!(p[0]["b_in_a"], 1.0);
+    assert!(p[0]["a_in_b"].as_f64().unwrap() < 0.2);
+    assert!(p[0]["jaccard"].as_f64().unwrap() < 0.2);
+    assert_eq!(records[0]["measure"], "containment");
+}
+
+#[test]
+fn containment_runs_sampled_without_exact_and_joined_with_it() {
+    let d = corpus();
+    // Without --exact, containment is estimated from the modulo sample (issue 3's path)...
+    let records = d.scan().args(["docs", "--containment"]).ok().records();
+    assert_eq!(records[0]["measure"], "containment");
+    assert_eq!(records[0]["mode"], "minhash");
+    assert_eq!(records[0]["sketch"], "modulo");
+    // ...with it, the join computes exact containment.
+    let records = d
+        .scan()
+        .args(["docs", "--containment", "--exact"])
+        .ok()
+        .records();
+    assert_eq!(records[0]["mode"], "exact");
+    for p in records.iter().filter(|r| r["type"] == "pair") {
+        let (x, y) = (p["a_in_b"].as_f64().unwrap(), p["b_in_a"].as_f64().unwrap());
+        assert!(x.max(y) >= 0.8, "{p}");
+    }
+}
+
+#[test]
+fn a_corpus_over_the_memory_limit_is_refused_before_the_join() {
+    let d = corpus();
+    let run = d
+        .scan()
+        .args(["docs", "--exact", "--max-memory", "2K"])
+        .code(2);
+    assert!(run.records().is_empty(), "nothing is reported");
+    assert_eq!(run.stderr_lines().len(), 1, "{}", run.describe());
+    assert!(
+        run.stderr.contains("--max-memory 2.0 KiB"),
+        "{}",
+        run.describe()
+    );
+    assert!(run.stderr.contains("MinHash"), "{}", run.describe());
+    d.scan()
+        .args(["docs", "--exact", "--max-memory", "1G"])
+        .ok();
+    let run = d
+        .scan()
+        .args(["docs", "--exact", "--max-memory", "lots"])
+        .code(2);
+    assert!(run.stderr.contains("is not a size"), "{}", run.describe());
+}
+
+#[test]
+fn exact_output_is_the_same_with_one_or_two_threads_and_gates_ci() {
+    let d = corpus();
+    let run = |threads: &str| {
+        d.scan()
+            .args(["docs", "--exact", "-t", "0.5", "--fail-on-duplicates"])
+            .env("RAYON_NUM_THREADS", threads)
+            .code(1)
+    };
+    let (one, two) = (run("1"), run("2"));
+    eqnice!(one.stdout, two.stdout);
+    let text = d
+        .scan()
+        .args(["docs", "--exact", "--format", "text", "--clusters"])
+        .run();
+    assert!(
+        text.stdout.contains("docs/a-copy.txt"),
+        "{}",
+        text.describe()
+    );
+}
+
+/// `--exact` takes JSON lines like every other mode: the records of a JSONL file (plain, gzip, or
+/// on stdin) give exactly the pairs their texts give as files.
+#[test]
+fn exact_mode_reads_json_lines_like_files() {
+    let d = corpus();
+    let mut jsonl = String::new();
+    for n in &txt_names(&d) {
+        let text = d.read(&format!("docs/{n}"));
+        jsonl += &format!(
+            "{}\n",
+            serde_json::json!({"id": format!("docs/{n}"), "text": text})
+        );
+    }
+    d.create("c.jsonl", &jsonl);
+    d.create("c.jsonl.gz", gzip(jsonl.as_bytes()));
+
+    let files = d.scan().args(["docs", "--exact", "-t", "0.5"]).ok();
+    let want = pairs(&files);
+    assert!(want.len() >= 5, "{want:?}");
+    for input in ["c.jsonl", "c.jsonl.gz"] {
+        let run = d.scan().args([input, "--exact", "-t", "0.5"]).ok();
+        assert_eq!(run.records()[0]["mode"], "exact");
+        eqnice!(want, pairs(&run), "{input}");
+    }
+    let run = d
+        .scan()
+        .args(["-", "--exact", "-t", "0.5"])
+        .stdin(jsonl)
+        .ok();
+    eqnice!(want, pairs(&run));
+}

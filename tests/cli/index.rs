@@ -1,0 +1,683 @@
+//! The persistent index: `ndup index build|add|remove|update`, `ndup query`, and
+//! `ndup scan --index`.
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use super::util::{Dir, Run};
+use crate::corpus::{Rng, edited, text};
+
+/// Sets a file's mtime `secs` seconds back: out of the index's racy window, so an unchanged
+/// file is recognized without being read.
+fn age(d: &Dir, name: &str, secs: u64) {
+    let f = fs::File::options()
+        .write(true)
+        .open(d.path().join(name))
+        .unwrap();
+    f.set_modified(SystemTime::now() - Duration::from_secs(secs))
+        .unwrap();
+}
+
+/// Writes a file an hour old.
+fn write_old(d: &Dir, name: &str, content: &str) {
+    d.create(name, content);
+    age(d, name, 3600);
+}
+
+/// A near copy of `text(seed, 300)`: two of its words changed.
+fn near_copy(seed: u64) -> String {
+    edited(seed, 300, 2)
+}
+
+/// A corpus in `c/`: ten unrelated documents, `sub/dup.txt` a near copy of `d0.txt`, an empty
+/// file and a binary one.
+fn corpus() -> Dir {
+    let d = Dir::new();
+    for i in 0..10 {
+        write_old(&d, &format!("c/d{i}.txt"), &text(i, 300));
+    }
+    write_old(&d, "c/sub/dup.txt", &near_copy(0));
+    write_old(&d, "c/empty.txt", "");
+    d.create("c/logo.bin", b"\x89PNG\0\0\x01");
+    age(&d, "c/logo.bin", 3600);
+    d
+}
+
+/// The summary record, which must be the only one and the last.
+fn summary(run: &Run) -> Value {
+    assert_eq!(run.of_type("summary").len(), 1, "{}", run.describe());
+    run.summary()
+}
+
+/// `(added, updated, unchanged, removed, read, signed, documents)` of an index command.
+fn counts(run: &Run) -> [u64; 7] {
+    let s = summary(run);
+    [
+        "added",
+        "updated",
+        "unchanged",
+        "removed",
+        "read",
+        "signed",
+        "documents",
+    ]
+    .map(|k| s[k].as_u64().unwrap_or_else(|| panic!("{k} in {s}")))
+}
+
+/// `(query, indexed)` of each match record.
+fn matches(run: &Run) -> Vec<(String, String)> {
+    run.of_type("match")
+        .iter()
+        .map(|m| {
+            (
+                m["query"].as_str().unwrap().to_string(),
+                m["indexed"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn build(d: &Dir) {
+    let r = d
+        .ndup()
+        .args(["index", "build", "c", "--index", "i.db"])
+        .ok();
+    // 12 documents and the binary file, remembered so it is not read again.
+    assert_eq!(counts(&r), [13, 0, 0, 0, 13, 12, 13]);
+    assert_eq!(summary(&r)["skipped_binary"], 1);
+    assert_eq!(r.of_type("skip")[0]["id"], "c/logo.bin");
+}
+
+#[test]
+fn build_then_query_finds_the_planted_copy() {
+    let d = corpus();
+    build(&d);
+    write_old(&d, "new.txt", &near_copy(3));
+
+    let r = d
+        .ndup()
+        .args(["query", "--index", "i.db", "new.txt", "c/d0.txt"])
+        .ok();
+    let records = r.records();
+    assert_eq!(records[0]["type"], "params");
+    assert_eq!(records[1]["type"], "index");
+    assert_eq!(records[1]["documents"], 13);
+    assert_eq!(
+        matches(&r),
+        [
+            ("new.txt".into(), "c/d3.txt".into()),
+            // c/d0.txt is in the index itself: only its copy is reported.
+            ("c/d0.txt".into(), "c/sub/dup.txt".into()),
+        ]
+    );
+    let m = r.of_type("match");
+    assert!(m[0]["estimate"].as_f64().unwrap() > 0.85);
+    let s = summary(&r);
+    assert_eq!(
+        (s["queries"].as_u64(), s["matches"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(s["signed"], 2);
+    assert!(
+        r.stderr
+            .contains("ndup query: 2 documents against 13 indexed"),
+        "{}",
+        r.describe()
+    );
+
+    // --verify exact reports the exact Jaccard, the same as a scan computes for the pair.
+    let q = d
+        .ndup()
+        .args(["query", "--index", "i.db", "--verify", "exact", "c/d0.txt"])
+        .ok();
+    let s = d.scan().args(["c", "--verify", "exact"]).ok();
+    let pair = s.of_type("pair")[0].clone();
+    assert_eq!(
+        (pair["a"].as_str(), pair["b"].as_str()),
+        (Some("c/d0.txt"), Some("c/sub/dup.txt"))
+    );
+    let m = q.of_type("match")[0].clone();
+    assert_eq!(m["jaccard"], pair["jaccard"]);
+    assert_eq!(m["estimate"], pair["estimate"]);
+
+    // Text format and the duplicates gate.
+    let out = d
+        .ndup()
+        .args(["query", "--index", "i.db", "--format", "text"])
+        .args(["--fail-on-duplicates", "new.txt"])
+        .code(1)
+        .stdout;
+    assert!(out.starts_with("estimate  jaccard  query"), "{out}");
+    assert!(out.contains("new.txt  c/d3.txt"), "{out}");
+    let r = d
+        .ndup()
+        .args([
+            "query",
+            "--index",
+            "i.db",
+            "--fail-on-duplicates",
+            "c/d5.txt",
+        ])
+        .ok();
+    assert!(matches(&r).is_empty());
+}
+
+#[test]
+fn query_reads_stdin_and_keeps_the_top_k() {
+    let d = corpus();
+    build(&d);
+    // Close to both d0 and its copy: two matches, the identical one first.
+    let r = d
+        .ndup()
+        .args(["query", "--index", "i.db", "-"])
+        .stdin(text(0, 300))
+        .ok();
+    assert_eq!(
+        matches(&r),
+        [
+            ("-".into(), "c/d0.txt".into()),
+            ("-".into(), "c/sub/dup.txt".into())
+        ]
+    );
+    assert_eq!(r.of_type("match")[0]["estimate"], 1.0);
+
+    let out = d
+        .ndup()
+        .args(["query", "--index", "i.db", "--top", "1", "-"])
+        .stdin(text(0, 300))
+        .ok()
+        .stdout;
+    assert_eq!(out.matches("\"type\":\"match\"").count(), 1);
+    assert!(out.contains("\"indexed\":\"c/d0.txt\""));
+    let r = d
+        .ndup()
+        .args(["query", "--index", "i.db", "--top", "0", "c/d1.txt"])
+        .code(2);
+    assert!(
+        r.stderr.contains("--top must be at least 1"),
+        "{}",
+        r.describe()
+    );
+}
+
+#[test]
+fn verify_exact_falls_back_to_the_estimate_when_the_source_is_gone() {
+    let d = corpus();
+    build(&d);
+    fs::remove_file(d.path().join("c/sub/dup.txt")).unwrap();
+    // d0 changed since it was indexed: its text is no longer the one that was signed.
+    write_old(&d, "c/d0.txt", &format!("{} tail", text(0, 300)));
+    write_old(&d, "q.txt", &text(0, 300));
+    let r = d
+        .ndup()
+        .args(["query", "--index", "i.db", "--verify", "exact", "q.txt"])
+        .ok();
+    let skips = r.of_type("skip");
+    assert_eq!(skips.len(), 2);
+    assert_eq!(skips[0]["id"], "c/d0.txt");
+    assert!(
+        skips[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("changed since it was indexed")
+    );
+    assert_eq!(skips[1]["id"], "c/sub/dup.txt");
+    assert!(
+        skips[1]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("could not be read again for exact verification")
+    );
+    // Both still reported on their estimates, without a jaccard.
+    let m = r.of_type("match");
+    assert_eq!(m.len(), 2);
+    assert!(m.iter().all(|m| m.get("jaccard").is_none()));
+}
+
+#[test]
+fn update_rereads_and_resigns_only_what_changed() {
+    let d = corpus();
+    build(&d);
+    let update = ["index", "update", "c", "--index", "i.db"];
+
+    // Nothing changed: every file is stat'ed, none is read.
+    let r = d.ndup().args(update).ok();
+    assert_eq!(counts(&r), [0, 0, 13, 0, 0, 0, 13]);
+
+    // Touched (new mtime, same content): read to compare hashes, not signed again.
+    age(&d, "c/d4.txt", 60);
+    let r = d.ndup().args(update).ok();
+    assert_eq!(counts(&r), [0, 0, 13, 0, 1, 0, 13]);
+
+    // One file edited: exactly one re-signed.
+    write_old(&d, "c/d5.txt", &text(55, 300));
+    let r = d.ndup().args(update).ok();
+    assert_eq!(counts(&r), [0, 1, 12, 0, 1, 1, 13]);
+    assert!(r.stderr.contains("1 read, 1 signed"), "{}", r.describe());
+
+    // One deleted, one added.
+    fs::remove_file(d.path().join("c/d6.txt")).unwrap();
+    write_old(&d, "c/sub/new.txt", &text(66, 300));
+    let r = d.ndup().args(update).ok();
+    assert_eq!(counts(&r), [1, 0, 12, 1, 1, 1, 13]);
+
+    // The index now answers as a fresh build would.
+    write_old(&d, "q.txt", &text(66, 300));
+    let r = d.ndup().args(["query", "--index", "i.db", "q.txt"]).ok();
+    assert_eq!(matches(&r), [("q.txt".into(), "c/sub/new.txt".into())]);
+    write_old(&d, "q.txt", &text(6, 300));
+    let r = d.ndup().args(["query", "--index", "i.db", "q.txt"]).ok();
+    assert!(matches(&r).is_empty());
+}
+
+#[test]
+fn add_and_remove() {
+    let d = corpus();
+    // add creates the index and never removes anything.
+    let r = d
+        .ndup()
+        .args(["index", "add", "c/d1.txt", "c/d2.txt", "--index", "i.db"])
+        .ok();
+    assert_eq!(counts(&r), [2, 0, 0, 0, 2, 2, 2]);
+    write_old(&d, "c/d2.txt", &text(22, 300));
+    let r = d
+        .ndup()
+        .args(["index", "add", "c/d2.txt", "c/d3.txt", "--index", "i.db"])
+        .ok();
+    assert_eq!(counts(&r), [1, 1, 0, 0, 2, 2, 3]);
+
+    // remove is all or nothing: an unknown id changes nothing.
+    let r = d
+        .ndup()
+        .args([
+            "index",
+            "remove",
+            "c/d1.txt",
+            "c/nope.txt",
+            "--index",
+            "i.db",
+        ])
+        .code(2);
+    assert!(
+        r.stderr.contains("c/nope.txt: not in the index"),
+        "{}",
+        r.describe()
+    );
+    let r = d
+        .ndup()
+        .args(["index", "remove", "c/d1.txt", "--index", "i.db"])
+        .args(["--format", "text"])
+        .ok();
+    assert!(
+        !r.stdout.lines().any(|l| l.starts_with('{')),
+        "{}",
+        r.describe()
+    );
+    let r = d
+        .ndup()
+        .args(["index", "remove", "c/d2.txt", "--index", "i.db"])
+        .ok();
+    assert_eq!(counts(&r), [0, 0, 0, 1, 0, 0, 1]);
+
+    write_old(&d, "q.txt", &text(3, 300));
+    let r = d.ndup().args(["query", "--index", "i.db", "q.txt"]).ok();
+    assert_eq!(matches(&r), [("q.txt".into(), "c/d3.txt".into())]);
+    write_old(&d, "q.txt", &text(1, 300));
+    let r = d.ndup().args(["query", "--index", "i.db", "q.txt"]).ok();
+    assert!(matches(&r).is_empty());
+}
+
+#[test]
+fn scan_with_index_signs_nothing_the_second_time() {
+    let d = corpus();
+    let plain = d.scan().arg("c").ok().stdout;
+    let mut lines: Vec<&str> = plain.lines().collect();
+    let plain_summary = lines.pop().unwrap();
+
+    for (signed, cached) in [(12, 0), (0, 12)] {
+        let out = d.scan().args(["c", "--index", "i.db"]).ok();
+        let mut cached_lines: Vec<&str> = out.stdout.lines().collect();
+        let summary: Value = serde_json::from_str(cached_lines.pop().unwrap()).unwrap();
+        // Same params, pairs and skips as without the index.
+        assert_eq!(cached_lines, lines);
+        assert_eq!(
+            (summary["signed"].as_u64(), summary["cached"].as_u64()),
+            (Some(signed), Some(cached))
+        );
+        let mut s = summary.clone();
+        s.as_object_mut().unwrap().remove("signed");
+        s.as_object_mut().unwrap().remove("cached");
+        assert_eq!(s, serde_json::from_str::<Value>(plain_summary).unwrap());
+        assert!(
+            out.stderr
+                .contains(&format!("({signed} signed, {cached} from the index)")),
+            "{}",
+            out.describe()
+        );
+    }
+
+    // The cache serves queries too.
+    let r = d.ndup().args(["query", "--index", "i.db", "c/d0.txt"]).ok();
+    assert_eq!(matches(&r), [("c/d0.txt".into(), "c/sub/dup.txt".into())]);
+}
+
+#[test]
+fn different_parameters_are_refused_with_the_flag_named() {
+    let d = corpus();
+    build(&d);
+    let r = d
+        .ndup()
+        .args(["query", "--index", "i.db", "--num-perm", "256", "c/d1.txt"])
+        .code(2);
+    assert!(
+        r.stderr
+            .contains("i.db: index was built with --num-perm 128, this run uses 256"),
+        "{}",
+        r.describe()
+    );
+    let r = d
+        .ndup()
+        .args([
+            "index",
+            "update",
+            "c",
+            "--index",
+            "i.db",
+            "--shingle",
+            "word",
+        ])
+        .code(2);
+    assert!(
+        r.stderr
+            .contains("index was built with --shingle char, this run uses word"),
+        "{}",
+        r.describe()
+    );
+    let r = d
+        .scan()
+        .args(["c", "--index", "i.db", "--no-lowercase"])
+        .code(2);
+    assert!(
+        r.stderr
+            .contains("index was built with lowercasing, this run uses --no-lowercase"),
+        "{}",
+        r.describe()
+    );
+    let r = d
+        .ndup()
+        .args(["index", "add", "c", "--index", "i.db", "--seed", "7"])
+        .code(2);
+    assert!(
+        r.stderr.contains("--seed 42, this run uses 7"),
+        "{}",
+        r.describe()
+    );
+
+    // build replaces the index, parameters included; then the new flags are the ones that fit.
+    let r = d
+        .ndup()
+        .args([
+            "index",
+            "build",
+            "c",
+            "--index",
+            "i.db",
+            "--num-perm",
+            "256",
+        ])
+        .ok();
+    assert_eq!(counts(&r)[3], 13);
+    let r = d
+        .ndup()
+        .args(["query", "--index", "i.db", "--num-perm", "256", "c/d0.txt"])
+        .ok();
+    assert_eq!(matches(&r), [("c/d0.txt".into(), "c/sub/dup.txt".into())]);
+    assert_eq!(r.records()[0]["num_perm"], 256);
+}
+
+#[test]
+fn corrupt_foreign_and_missing_indexes_are_clear_errors() {
+    let d = corpus();
+    // Random bytes, a text file, another application's SQLite database, a directory.
+    let mut rng = Rng::new(12345);
+    let noise: Vec<u8> = (0..8192).map(|_| (rng.next_u64() >> 56) as u8).collect();
+    d.create("noise.db", &noise);
+    d.create("notes.txt", "remember the milk\n");
+    rusqlite::Connection::open(d.path().join("app.db"))
+        .unwrap()
+        .execute_batch("CREATE TABLE users(name TEXT); INSERT INTO users VALUES ('ann');")
+        .unwrap();
+    let app_before = fs::read(d.path().join("app.db")).unwrap();
+    let cases = [
+        (
+            "noise.db",
+            "noise.db: not an ndup index (not a SQLite database)",
+        ),
+        (
+            "notes.txt",
+            "notes.txt: not an ndup index (not a SQLite database)",
+        ),
+        (
+            "app.db",
+            "app.db: not an ndup index (a SQLite database of another application)",
+        ),
+        ("c", "c: not an ndup index (a directory)"),
+    ];
+    for (file, message) in cases {
+        for args in [
+            vec!["query", "--index", file, "c/d1.txt"],
+            vec!["index", "add", "c/d1.txt", "--index", file],
+            vec!["index", "build", "c", "--index", file],
+            vec!["index", "remove", "c/d1.txt", "--index", file],
+            vec!["scan", "c", "--index", file],
+        ] {
+            let r = d.ndup().args(&args).code(2);
+            assert!(r.records().is_empty(), "{args:?}");
+            eqnice!(format!("ndup: {message}\n"), r.stderr, "{args:?}");
+        }
+    }
+    assert_eq!(d.read("notes.txt"), "remember the milk\n");
+    assert_eq!(fs::read(d.path().join("app.db")).unwrap(), app_before);
+
+    // A real index with damaged pages.
+    build(&d);
+    let mut bytes = fs::read(d.path().join("i.db")).unwrap();
+    for b in &mut bytes[100..6000] {
+        *b = 0xAB;
+    }
+    d.create("i.db", &bytes);
+    for args in [
+        vec!["query", "--index", "i.db", "c/d1.txt"],
+        vec!["index", "update", "c", "--index", "i.db"],
+    ] {
+        let r = d.ndup().args(&args).code(2);
+        assert!(
+            r.stderr.starts_with("ndup: i.db: the index is corrupt ("),
+            "{}",
+            r.describe()
+        );
+    }
+
+    // No index at all: queries say so; a missing corpus path creates nothing.
+    let r = d
+        .ndup()
+        .args(["query", "--index", "none.db", "c/d1.txt"])
+        .code(2);
+    assert!(
+        r.stderr.contains("none.db: no such index"),
+        "{}",
+        r.describe()
+    );
+    let r = d
+        .ndup()
+        .args(["index", "build", "nowhere", "--index", "new.db"])
+        .code(2);
+    assert!(
+        r.stderr.contains("nowhere: no such file or directory"),
+        "{}",
+        r.describe()
+    );
+    assert!(!d.path().join("new.db").exists());
+}
+
+/// Starts `ndup args` with the debug pause hook at `after` written documents and returns once
+/// it has paused, in the middle of its write transaction.
+fn start_paused(d: &Dir, args: &[&str], after: u64) -> std::process::Child {
+    let mut child = d
+        .ndup()
+        .args(args)
+        .env("NDUP_DEBUG_PAUSE_AFTER_WRITES", &after.to_string())
+        .spawn();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(
+        line,
+        format!("ndup: debug: paused after writing {after} documents\n")
+    );
+    child
+}
+
+/// The matches of the query documents, as a sorted list, for comparing states of the index.
+fn answers(d: &Dir) -> (Vec<(String, String)>, u64) {
+    let r = d
+        .ndup()
+        .args([
+            "query",
+            "--index",
+            "i.db",
+            "--verify",
+            "signature",
+            "c",
+            "q",
+        ])
+        .ok();
+    let mut m = matches(&r);
+    m.sort();
+    (m, r.of_type("index")[0]["documents"].as_u64().unwrap())
+}
+
+// The pause hook exists in debug builds only.
+#[cfg(debug_assertions)]
+#[test]
+fn a_killed_writer_leaves_the_previous_state_and_readers_keep_working() {
+    let d = corpus();
+    build(&d);
+    // Query documents: copies of d7 and of a document that is not indexed yet.
+    write_old(&d, "q/a.txt", &near_copy(7));
+    write_old(&d, "q/b.txt", &near_copy(40));
+    let before = answers(&d);
+    assert_eq!(before.1, 13);
+    assert!(before.0.contains(&("q/a.txt".into(), "c/d7.txt".into())));
+
+    // A rebuild over another corpus, killed after 5 of its 30 documents.
+    for i in 30..60 {
+        write_old(&d, &format!("other/o{i}.txt"), &text(i, 300));
+    }
+    let mut writer = start_paused(&d, &["index", "build", "other", "--index", "i.db"], 5);
+    // A reader while the writer holds its transaction open: the last committed state.
+    assert_eq!(answers(&d), before);
+    writer.kill().unwrap();
+    writer.wait().unwrap();
+    assert_eq!(answers(&d), before);
+
+    // The same for `add`, killed after 3 documents.
+    let mut writer = start_paused(&d, &["index", "add", "other", "--index", "i.db"], 3);
+    assert_eq!(answers(&d), before);
+    writer.kill().unwrap();
+    writer.wait().unwrap();
+    assert_eq!(answers(&d), before);
+
+    // The index is intact and writable: the same add, run to the end, is seen.
+    let r = d
+        .ndup()
+        .args(["index", "add", "other", "--index", "i.db"])
+        .ok();
+    assert_eq!(counts(&r), [30, 0, 0, 0, 30, 30, 43]);
+    let after = answers(&d);
+    assert_eq!(after.1, 43);
+    assert!(
+        after
+            .0
+            .contains(&("q/b.txt".into(), "other/o40.txt".into()))
+    );
+    let check: String = rusqlite::Connection::open(d.path().join("i.db"))
+        .unwrap()
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+}
+
+#[test]
+fn banding_threshold_follow_quiet_and_threads() {
+    let d = corpus();
+    // A directory reached only through a symbolic link: indexed with -L only.
+    write_old(&d, "real/r.txt", &text(77, 300));
+    std::os::unix::fs::symlink(d.path().join("real"), d.path().join("c/link")).unwrap();
+
+    let flags = ["--bands", "32", "--rows", "4"];
+    let r = d
+        .ndup()
+        .args(["index", "build", "c", "--index", "i.db", "-q"])
+        .args(flags)
+        .ok();
+    eqnice!("", r.stderr);
+    assert_eq!(counts(&r)[6], 13);
+    let r = d
+        .ndup()
+        .args(["index", "add", "c", "-L", "--index", "i.db"])
+        .args(flags)
+        .ok();
+    assert_eq!(counts(&r)[0], 1);
+
+    write_old(&d, "q.txt", &near_copy(77));
+    let r = d.ndup().args(["query", "--index", "i.db", "q.txt"]).code(2);
+    assert!(
+        r.stderr.contains(
+            "index was built with --bands 32, this run uses 18; with --rows 4, this run uses 7"
+        ),
+        "{}",
+        r.describe()
+    );
+    let mut args = vec!["query", "--index", "i.db", "q.txt", "c/d0.txt"];
+    args.extend(flags);
+    let r = d.ndup().args(&args).ok();
+    assert_eq!(
+        matches(&r),
+        [
+            ("q.txt".into(), "c/link/r.txt".into()),
+            ("c/d0.txt".into(), "c/sub/dup.txt".into())
+        ]
+    );
+    let params = &r.records()[0];
+    assert_eq!(
+        (params["bands"].as_u64(), params["rows"].as_u64()),
+        (Some(32), Some(4))
+    );
+
+    // A threshold above the copies' similarity reports nothing.
+    let r = d
+        .ndup()
+        .args(&args)
+        .args(["--threshold", "0.999", "--verify", "exact"])
+        .ok();
+    assert!(matches(&r).is_empty());
+    assert_eq!(summary(&r)["candidates"], 2);
+
+    // The same bytes whatever the number of threads.
+    let outputs: Vec<String> = ["1", "2"]
+        .iter()
+        .map(|j| {
+            d.ndup()
+                .args(&args)
+                .args(["-j", j, "--verify", "exact"])
+                .ok()
+                .stdout
+        })
+        .collect();
+    eqnice!(outputs[0], outputs[1]);
+}
