@@ -841,7 +841,7 @@ fn char_hashes(text: &str, k: usize, seed: u64, out: &mut impl Sink) {
 /// step). The folded multiply is the core of wyhash and rapidhash; with the keys random, the
 /// 128-bit product's two halves xored together spread every input bit over the result, which is
 /// what MinHash needs of it: the estimator tests run on real text shingles through this hash
-/// (`tests/accuracy.rs`, `text_shingles_give_unbiased_estimates`) find no bias and the
+/// (`tests/lib/accuracy.rs`, `text_shingles_give_unbiased_estimates`) find no bias and the
 /// variance J(1-J)/k, and the tests below find no collisions among hundreds of thousands of
 /// structured windows and uniform slots and values.
 pub fn char_shingle_hash(shingle: &str, seed: u64) -> u64 {
