@@ -29,9 +29,11 @@ pub enum Error {
         /// Why it cannot be used.
         reason: String,
     },
-    /// The parameters contradict each other or are out of range.
+    /// The parameters contradict each other or are out of range. The [`Problem`] names the
+    /// parameters it is about, so a caller can name them its own way (the `ndup` binary names
+    /// its flags).
     #[error("invalid parameters: {0}")]
-    InvalidConfig(String),
+    InvalidConfig(Problem),
     /// Two sketches made with different parameters were compared.
     #[error("mismatched sketches: {0}")]
     Mismatch(String),
@@ -114,8 +116,8 @@ pub enum Error {
     },
     /// Exact mode would need more memory than allowed.
     #[error(
-        "exact mode needs at least {} for this corpus, more than --max-memory {}; \
-         use MinHash mode (without --exact) or raise --max-memory",
+        "exact mode needs at least {} for this corpus, more than the memory limit {}; \
+         use MinHash mode (not exact mode) or raise the limit",
         format_bytes(*needed),
         format_bytes(*limit)
     )]
@@ -128,7 +130,7 @@ pub enum Error {
     /// Exact mode numbers shingles with 32 bits.
     #[error(
         "exact mode handles at most {max} shingles in all, and this corpus has {shingles}; \
-         use MinHash mode (without --exact)"
+         use MinHash mode (not exact mode)"
     )]
     TooManyShingles {
         /// Shingles in the corpus.
@@ -139,6 +141,145 @@ pub enum Error {
 }
 
 /// `": a: reason; b: reason"`, the first few skips of a failed scan, for its one-line error.
+/// A parameter of the library, as its errors name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Param {
+    /// The similarity threshold.
+    Threshold,
+    /// Slots per signature.
+    NumPerm,
+    /// LSH bands.
+    Bands,
+    /// Slots per LSH band.
+    Rows,
+    /// The modulo of modulo sampling.
+    Modulo,
+    /// Sampled hashes per supershingle.
+    SupershingleSize,
+    /// The largest bucket whose pairs are all enumerated.
+    MaxBucket,
+    /// The tuner's weight of a false positive.
+    FpWeight,
+    /// The tuner's weight of a false negative.
+    FnWeight,
+    /// The dotted path of a record's id.
+    IdField,
+    /// The dotted path of a record's text.
+    TextField,
+    /// A glob that selects files.
+    Glob,
+    /// A glob that leaves files out.
+    Exclude,
+    /// The shingle size (characters or words).
+    ShingleSize,
+    /// The stop-word list.
+    Stopwords,
+}
+
+impl Param {
+    /// The library's name of the parameter (the field of the configuration that holds it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Param::Threshold => "threshold",
+            Param::NumPerm => "num_perm",
+            Param::Bands => "bands",
+            Param::Rows => "rows",
+            Param::Modulo => "modulo",
+            Param::SupershingleSize => "supershingle_size",
+            Param::MaxBucket => "max_bucket",
+            Param::FpWeight => "fp_weight",
+            Param::FnWeight => "fn_weight",
+            Param::IdField => "id_field",
+            Param::TextField => "text_field",
+            Param::Glob => "glob",
+            Param::Exclude => "exclude",
+            Param::ShingleSize => "shingle size",
+            Param::Stopwords => "stop-word list",
+        }
+    }
+}
+
+/// One piece of a [`Problem`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    /// Words.
+    Text(String),
+    /// A parameter, named by whoever shows the message.
+    Param(Param),
+}
+
+impl From<Param> for Piece {
+    fn from(p: Param) -> Self {
+        Piece::Param(p)
+    }
+}
+
+impl From<String> for Piece {
+    fn from(s: String) -> Self {
+        Piece::Text(s)
+    }
+}
+
+impl From<&str> for Piece {
+    fn from(s: &str) -> Self {
+        Piece::Text(s.to_string())
+    }
+}
+
+/// What is wrong with some parameters: a sentence made of words and the parameters it names.
+/// Shown as it is, it names them as the library does ([`Param::name`]); [`Problem::render`] lets
+/// a caller name them otherwise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem(Vec<Piece>);
+
+impl Problem {
+    /// A problem from its pieces (see the [`problem!`](crate::problem) macro).
+    pub fn new(pieces: Vec<Piece>) -> Self {
+        Problem(pieces)
+    }
+
+    /// The sentence, each parameter named by `name`.
+    pub fn render(&self, name: impl Fn(Param) -> String) -> String {
+        self.0
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.clone(),
+                Piece::Param(p) => name(*p),
+            })
+            .collect()
+    }
+
+    /// The parameters it names, in order.
+    pub fn params(&self) -> impl Iterator<Item = Param> + '_ {
+        self.0.iter().filter_map(|p| match p {
+            Piece::Param(p) => Some(*p),
+            Piece::Text(_) => None,
+        })
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.render(|p| p.name().to_string()))
+    }
+}
+
+/// A [`Problem`] from words and [`Param`]s: `problem![Param::Threshold, " must be at most 1"]`.
+#[macro_export]
+macro_rules! problem {
+    ($($piece:expr),* $(,)?) => {
+        $crate::error::Problem::new(vec![$($crate::error::Piece::from($piece)),*])
+    };
+}
+
+/// [`Error::InvalidConfig`] with a [`problem!`].
+#[macro_export]
+macro_rules! invalid {
+    ($($piece:expr),* $(,)?) => {
+        $crate::error::Error::InvalidConfig($crate::problem![$($piece),*])
+    };
+}
+
 fn skip_reasons(skipped: &[crate::model::Skip]) -> String {
     const SHOWN: usize = 3;
     let mut s = String::new();

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::error::{Error, Result};
+use crate::error::{Param, Result};
 
 /// Bands and rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,18 +36,22 @@ impl LshParams {
     /// Checks the banding against the signature width.
     pub fn validate(&self, num_perm: usize) -> Result<()> {
         if self.bands == 0 || self.rows == 0 {
-            return Err(Error::InvalidConfig(
-                "--bands and --rows must be at least 1".into(),
-            ));
+            return Err(crate::invalid![
+                Param::Bands,
+                " and ",
+                Param::Rows,
+                " must be at least 1"
+            ]);
         }
         if self.bands * self.rows > num_perm {
-            return Err(Error::InvalidConfig(format!(
-                "--bands {} x --rows {} = {} is more than --num-perm {}",
-                self.bands,
-                self.rows,
-                self.bands * self.rows,
-                num_perm
-            )));
+            return Err(crate::invalid![
+                Param::Bands,
+                format!(" {} x ", self.bands),
+                Param::Rows,
+                format!(" {} = {} is more than ", self.rows, self.bands * self.rows),
+                Param::NumPerm,
+                format!(" {num_perm}"),
+            ]);
         }
         Ok(())
     }

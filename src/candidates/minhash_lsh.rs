@@ -27,7 +27,7 @@ use std::hash::Hash;
 
 use crate::candidates::lsh::{LshParams, band_hash};
 use crate::candidates::tune::{Weights, tune};
-use crate::error::{Error, Result};
+use crate::error::{Error, Param, Result};
 use crate::sketch::minhash::{MAX_NUM_PERM, SketchParams};
 use crate::sketch::signature::{Signature, ensure_same_params};
 
@@ -72,9 +72,10 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
     /// favour finding every pair above the threshold over fewer false candidates).
     pub fn new(threshold: f64, num_perm: usize) -> Result<Self> {
         if num_perm > MAX_NUM_PERM {
-            return Err(Error::InvalidConfig(format!(
-                "--num-perm must be between 1 and {MAX_NUM_PERM}, not {num_perm}"
-            )));
+            return Err(crate::invalid![
+                Param::NumPerm,
+                format!(" must be between 1 and {MAX_NUM_PERM}, not {num_perm}")
+            ]);
         }
         let lsh = tune(threshold, num_perm, Weights::default(), None, None)?;
         let mut index = Self::with_lsh(lsh);
@@ -87,10 +88,12 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
     pub fn with_bands(bands: usize, rows: usize) -> Result<Self> {
         let lsh = LshParams { bands, rows };
         if bands > 0 && rows > 0 && bands.checked_mul(rows).is_none_or(|n| n > MAX_NUM_PERM) {
-            return Err(Error::InvalidConfig(format!(
-                "--bands {bands} x --rows {rows} is more than the widest signature, \
-                 {MAX_NUM_PERM} slots"
-            )));
+            return Err(crate::invalid![
+                Param::Bands,
+                format!(" {bands} x "),
+                Param::Rows,
+                format!(" {rows} is more than the widest signature, {MAX_NUM_PERM} slots"),
+            ]);
         }
         lsh.validate(MAX_NUM_PERM)?;
         Ok(Self::with_lsh(lsh))
@@ -150,7 +153,7 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
         let number = match self.free.pop() {
             Some(n) => n,
             None => u32::try_from(self.entries.len())
-                .map_err(|_| Error::InvalidConfig("an LSH index holds at most 2^32 keys".into()))?,
+                .map_err(|_| crate::invalid!["an LSH index holds at most 2^32 keys"])?,
         };
         let bands = self.band_hashes(signature);
         for (bucket, &h) in self.buckets.iter_mut().zip(bands.iter()) {

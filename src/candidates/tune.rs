@@ -21,7 +21,7 @@
 use serde::Serialize;
 
 use crate::candidates::lsh::LshParams;
-use crate::error::{Error, Result};
+use crate::error::{Param, Result};
 use crate::verify::{Verifier, VerifyMode};
 
 /// Default weight of the false-positive area.
@@ -93,24 +93,32 @@ pub fn tune(
     rows: Option<usize>,
 ) -> Result<LshParams> {
     if !(0.0..=1.0).contains(&threshold) {
-        return Err(Error::InvalidConfig(format!(
-            "--threshold must be between 0 and 1, not {threshold}"
-        )));
+        return Err(crate::invalid![
+            Param::Threshold,
+            format!(" must be between 0 and 1, not {threshold}")
+        ]);
     }
-    for (name, w) in [("--fp-weight", weights.fp), ("--fn-weight", weights.fn_)] {
+    for (name, w) in [
+        (Param::FpWeight, weights.fp),
+        (Param::FnWeight, weights.fn_),
+    ] {
         if !(w.is_finite() && w >= 0.0) {
-            return Err(Error::InvalidConfig(format!(
-                "{name} must be a number >= 0, not {w}"
-            )));
+            return Err(crate::invalid![
+                name,
+                format!(" must be a number >= 0, not {w}")
+            ]);
         }
     }
     if weights.fp == 0.0 && weights.fn_ == 0.0 {
-        return Err(Error::InvalidConfig(
-            "--fp-weight and --fn-weight cannot both be 0".into(),
-        ));
+        return Err(crate::invalid![
+            Param::FpWeight,
+            " and ",
+            Param::FnWeight,
+            " cannot both be 0"
+        ]);
     }
     if num_perm == 0 {
-        return Err(Error::InvalidConfig("--num-perm must be at least 1".into()));
+        return Err(crate::invalid![Param::NumPerm, " must be at least 1"]);
     }
     if let (Some(b), Some(r)) = (bands, rows) {
         let p = LshParams { bands: b, rows: r };
@@ -154,9 +162,11 @@ pub fn tune(
                 rows: rows.unwrap_or(1),
             }
             .validate(num_perm)?;
-            Err(Error::InvalidConfig(format!(
-                "no banding fits in --num-perm {num_perm}"
-            )))
+            Err(crate::invalid![
+                "no banding fits in ",
+                Param::NumPerm,
+                format!(" {num_perm}")
+            ])
         }
     }
 }

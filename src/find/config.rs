@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::candidates::lsh::LshParams;
 use crate::candidates::tune::Weights;
-use crate::error::{Error, Result};
+use crate::error::{Param, Result};
 use crate::sim::Measure;
 use crate::sketch::minhash::{SketchKind, SketchParams};
 use crate::sketch::sample::SampleParams;
@@ -138,15 +138,13 @@ impl ScanConfig {
     /// Checks ranges and the consistency of the parameters.
     pub fn validate(&self) -> Result<()> {
         if !(0.0..=1.0).contains(&self.threshold) || self.threshold.is_nan() {
-            return Err(Error::InvalidConfig(format!(
-                "--threshold must be between 0 and 1, not {}",
-                self.threshold
-            )));
+            return Err(crate::invalid![
+                Param::Threshold,
+                format!(" must be between 0 and 1, not {}", self.threshold)
+            ]);
         }
         if self.max_bucket < 2 {
-            return Err(Error::InvalidConfig(
-                "--max-bucket must be at least 2".into(),
-            ));
+            return Err(crate::invalid![Param::MaxBucket, " must be at least 2"]);
         }
         self.input.records.validate()?;
         crate::text::shingle::Shingler::new(&self.shingle)?;
@@ -316,7 +314,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        assert!(bad.validate().unwrap_err().to_string().contains("--modulo"));
+        assert!(bad.validate().unwrap_err().to_string().contains("modulo must be at least 1"));
     }
 
     #[test]
@@ -329,7 +327,7 @@ mod tests {
             c.validate()
                 .unwrap_err()
                 .to_string()
-                .contains("--threshold")
+                .contains("threshold must be between 0 and 1")
         );
         let c = ScanConfig {
             lsh: LshParams { bands: 20, rows: 8 },

@@ -73,9 +73,10 @@ impl Threshold {
     /// denominator of at most 10^27 < 2^90, which keeps every product below in `u128`.
     pub fn from_f64(t: f64) -> Result<Threshold> {
         if !(0.0..=1.0).contains(&t) {
-            return Err(Error::InvalidConfig(format!(
-                "--threshold must be between 0 and 1, not {t}"
-            )));
+            return Err(crate::invalid![
+                crate::error::Param::Threshold,
+                format!(" must be between 0 and 1, not {t}")
+            ]);
         }
         // Rust prints floats without an exponent, as the shortest decimal that reads back the same.
         let s = format!("{t}");

@@ -29,7 +29,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Param, Result};
 
 /// Which signature sketch to compute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -151,9 +151,10 @@ impl Signer {
     pub fn new(params: SketchParams) -> Result<Self> {
         let t = params.num_perm;
         if t == 0 || t > MAX_NUM_PERM {
-            return Err(Error::InvalidConfig(format!(
-                "--num-perm must be between 1 and {MAX_NUM_PERM}, not {t}"
-            )));
+            return Err(crate::invalid![
+                Param::NumPerm,
+                format!(" must be between 1 and {MAX_NUM_PERM}, not {t}")
+            ]);
         }
         let mut rng = ChaCha8Rng::seed_from_u64(params.seed);
         let round0 = rng.next_u64();

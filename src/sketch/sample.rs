@@ -32,7 +32,7 @@
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::error::{Error, Result};
+use crate::error::{Param, Result};
 use crate::sim::{Measure, intersection_size};
 
 /// The modulus used when none is given: one shingle in 16 is kept.
@@ -85,12 +85,13 @@ impl SampleParams {
     /// Checks the ranges.
     pub fn validate(&self) -> Result<()> {
         if self.modulo == 0 {
-            return Err(Error::InvalidConfig("--modulo must be at least 1".into()));
+            return Err(crate::invalid![Param::Modulo, " must be at least 1"]);
         }
         if self.supershingle_size == 0 {
-            return Err(Error::InvalidConfig(
-                "--supershingle-size must be at least 1".into(),
-            ));
+            return Err(crate::invalid![
+                Param::SupershingleSize,
+                " must be at least 1"
+            ]);
         }
         Ok(())
     }

@@ -16,7 +16,7 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Param, Result};
 use crate::sketch::minhash::{Absorber, Signer, SketchKind, SketchParams, estimate};
 use crate::text::markers::strip_ignored;
 use crate::text::normalize::{NormalizeOptions, normalize_into};
@@ -38,12 +38,16 @@ impl Signature {
     /// storage) and the parameters that made them. Refuses slots whose number is not `num_perm`.
     pub fn from_parts(params: SketchParams, slots: Vec<u32>) -> Result<Self> {
         if slots.len() != params.num_perm {
-            return Err(Error::InvalidConfig(format!(
-                "a signature of --num-perm {} needs {} slots, not {}",
-                params.num_perm,
-                params.num_perm,
-                slots.len()
-            )));
+            return Err(crate::invalid![
+                "a signature of ",
+                Param::NumPerm,
+                format!(
+                    " {} needs {} slots, not {}",
+                    params.num_perm,
+                    params.num_perm,
+                    slots.len()
+                )
+            ]);
         }
         Ok(Signature { params, slots })
     }

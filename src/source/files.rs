@@ -155,11 +155,11 @@ fn too_large(len: u64, opts: &InputOptions) -> bool {
 /// The `globs` and `excludes` as ripgrep-style overrides rooted at `root`.
 fn overrides(root: &Path, opts: &InputOptions) -> Result<Override> {
     let mut b = OverrideBuilder::new(root);
-    let bad = |flag: &str, glob: &str, e: ignore::Error| {
-        Error::InvalidConfig(format!("{flag} `{glob}`: {e}"))
+    let bad = |flag: crate::error::Param, glob: &str, e: ignore::Error| {
+        crate::invalid![flag, format!(" `{glob}`: {e}")]
     };
     for g in &opts.globs {
-        b.add(g).map_err(|e| bad("--glob", g, e))?;
+        b.add(g).map_err(|e| bad(crate::error::Param::Glob, g, e))?;
     }
     for g in &opts.excludes {
         // An exclude is an override glob with its sense inverted, as `!glob` in ripgrep.
@@ -167,10 +167,11 @@ fn overrides(root: &Path, opts: &InputOptions) -> Result<Override> {
             Some(rest) => rest.to_string(),
             None => format!("!{g}"),
         };
-        b.add(&inverted).map_err(|e| bad("--exclude", g, e))?;
+        b.add(&inverted)
+            .map_err(|e| bad(crate::error::Param::Exclude, g, e))?;
     }
     b.build()
-        .map_err(|e| Error::InvalidConfig(format!("invalid glob: {e}")))
+        .map_err(|e| crate::invalid![format!("invalid glob: {e}")])
 }
 
 /// Walks one root with the ignore rules, on as many threads as the scan has, and hands what it
@@ -592,7 +593,7 @@ mod tests {
             ..Default::default()
         };
         let e = collect(&[dir.path().to_path_buf()], &bad).unwrap_err();
-        assert!(e.to_string().contains("--glob `a[`"), "{e}");
+        assert!(e.to_string().contains("glob `a[`"), "{e}");
     }
 
     #[test]

@@ -70,13 +70,14 @@ impl RecordOptions {
     /// Checks that both paths are well formed (no empty segment).
     pub fn validate(&self) -> Result<()> {
         for (flag, path) in [
-            ("--id-field", &self.id_field),
-            ("--text-field", &self.text_field),
+            (crate::error::Param::IdField, &self.id_field),
+            (crate::error::Param::TextField, &self.text_field),
         ] {
             if path.split('.').any(str::is_empty) {
-                return Err(Error::InvalidConfig(format!(
-                    "{flag} `{path}` is not a dotted path of field names"
-                )));
+                return Err(crate::invalid![
+                    flag,
+                    format!(" `{path}` is not a dotted path of field names")
+                ]);
             }
         }
         Ok(())
@@ -741,7 +742,7 @@ mod tests {
             id_field: "a..b".into(),
             ..Default::default()
         };
-        assert!(o.validate().unwrap_err().to_string().contains("--id-field"));
+        assert!(o.validate().unwrap_err().to_string().contains("id_field"));
         assert_eq!(pointer("a/b.c~d"), "/a~1b/c~0d");
     }
 

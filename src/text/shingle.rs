@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::text::normalize::first_non_ascii;
 
 /// The kind of shingle.
@@ -238,17 +238,22 @@ impl Shingler {
     pub fn new(opts: &ShingleOptions) -> Result<Self> {
         let size = opts.size();
         if size == 0 {
-            return Err(Error::InvalidConfig(format!(
-                "the {} shingle size must be at least 1",
-                opts.kind.name()
-            )));
+            return Err(crate::invalid![
+                format!("the {} ", opts.kind.name()),
+                crate::error::Param::ShingleSize,
+                " must be at least 1",
+            ]);
         }
         let stopwords: HashSet<String> = match &opts.stopwords {
             Some(list) => list.iter().map(|w| w.to_lowercase()).collect(),
             None => ENGLISH_STOPWORDS.iter().map(|w| w.to_string()).collect(),
         };
         if opts.kind == ShingleKind::Stopword && stopwords.is_empty() {
-            return Err(Error::InvalidConfig("the stop-word list is empty".into()));
+            return Err(crate::invalid![
+                "the ",
+                crate::error::Param::Stopwords,
+                " is empty"
+            ]);
         }
         Ok(Shingler {
             kind: opts.kind,

@@ -143,3 +143,18 @@ fn every_mode_reads_json_lines_as_it_reads_files() {
         eqnice!(files.params(), records.params(), "{mode:?}");
     }
 }
+
+/// A missing baseline said its reason twice: `missing.json: No such file or directory (os error
+/// 2): No such file or directory (os error 2)`.
+#[test]
+fn an_error_states_its_reason_once() {
+    let d = Dir::new();
+    d.create("docs/a.md", text(71, 50));
+    let run = d
+        .scan()
+        .args(["docs", "--baseline", "missing.json"])
+        .code(2);
+    let line = run.stderr_lines().join("\n");
+    assert!(line.starts_with("ndup: missing.json: "), "{line}");
+    assert_eq!(line.matches("No such file or directory").count(), 1, "{line}");
+}

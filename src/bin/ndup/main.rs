@@ -21,7 +21,7 @@ fn main() {
     let (argv, config) = match config_file::expand(std::env::args_os().collect()) {
         Ok(x) => x,
         Err(err) => {
-            messages::error(&format!("{err:#}"));
+            messages::error(&messages::describe(&err));
             std::process::exit(Exit::Error as i32);
         }
     };
@@ -39,7 +39,7 @@ fn main() {
         Err(err) => {
             let code = Exit::for_error(&err);
             if code == Exit::Error {
-                messages::error(&format!("{err:#}"));
+                messages::error(&messages::describe(&err));
             }
             code
         }
