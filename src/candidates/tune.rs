@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use crate::candidates::lsh::LshParams;
 use crate::error::{Param, Result};
+use crate::sketch::minhash::MAX_NUM_PERM;
 use crate::verify::{Verifier, VerifyMode};
 
 /// Default weight of the false-positive area.
@@ -119,6 +120,13 @@ pub fn tune(
     }
     if num_perm == 0 {
         return Err(crate::invalid![Param::NumPerm, " must be at least 1"]);
+    }
+    // Checked before any work: the tables below grow with it.
+    if num_perm > MAX_NUM_PERM {
+        return Err(crate::invalid![
+            Param::NumPerm,
+            format!(" must be between 1 and {MAX_NUM_PERM}, not {num_perm}")
+        ]);
     }
     if let (Some(b), Some(r)) = (bands, rows) {
         let p = LshParams { bands: b, rows: r };

@@ -314,7 +314,12 @@ mod tests {
             }),
             ..Default::default()
         };
-        assert!(bad.validate().unwrap_err().to_string().contains("modulo must be at least 1"));
+        assert!(
+            bad.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("modulo must be at least 1")
+        );
     }
 
     #[test]

@@ -156,5 +156,67 @@ fn an_error_states_its_reason_once() {
         .code(2);
     let line = run.stderr_lines().join("\n");
     assert!(line.starts_with("ndup: missing.json: "), "{line}");
-    assert_eq!(line.matches("No such file or directory").count(), 1, "{line}");
+    assert_eq!(
+        line.matches("No such file or directory").count(),
+        1,
+        "{line}"
+    );
+}
+
+/// `ndup scan d --fail-on-duplicates | head -1` exited 0 with thousands of pairs found: the
+/// closed pipe was taken for success before the gate was asked.
+#[test]
+fn a_gate_decides_the_exit_status_when_the_pipe_closes() {
+    use std::io::Read;
+    let d = Dir::new();
+    let body = text(81, 60);
+    for i in 0..400 {
+        d.create(&format!("docs/{i:03}.md"), &body);
+    }
+    for (gate, expected) in [
+        (&["--fail-on-duplicates"][..], 1),
+        (&["--max-pairs", "10"], 1),
+        (&[], 0),
+    ] {
+        let mut child = d
+            .scan()
+            .args(["docs", "--format", "text", "-q"])
+            .args(gate)
+            .spawn();
+        // Read one line, then close the pipe while ndup still has pairs to write.
+        let mut out = child.stdout.take().unwrap();
+        let mut first = [0u8; 16];
+        out.read_exact(&mut first).unwrap();
+        drop(out);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(expected), "{gate:?}");
+    }
+}
+
+/// `--num-perm 18446744073709551615` panicked on a capacity overflow and `4294967296` aborted
+/// on a 34 GB allocation; `-j 5000` spun for minutes starting threads; `--threshold -1` got
+/// clap's "unexpected argument". Every number is checked before any work, with its bounds.
+#[test]
+fn numbers_are_checked_before_any_work() {
+    let d = Dir::new();
+    d.create("docs/a.md", text(91, 50));
+    for (args, says) in [
+        (
+            &["--num-perm", "18446744073709551615"][..],
+            "--num-perm must be between 1 and 16384, not 18446744073709551615",
+        ),
+        (
+            &["--num-perm", "4294967296"],
+            "--num-perm must be between 1 and 16384, not 4294967296",
+        ),
+        (
+            &["--threshold", "-1"],
+            "--threshold must be between 0 and 1, not -1",
+        ),
+        (&["-j", "5000"], "at most 1024 threads, not 5000"),
+    ] {
+        let run = d.scan().arg("docs").args(args).timeout(20).code(2);
+        assert!(run.stderr.contains(says), "{args:?}: {}", run.describe());
+        assert!(!run.stderr.contains("panicked"), "{}", run.describe());
+    }
 }

@@ -24,8 +24,8 @@ use ndup::verify::VerifyMode;
 #[derive(Debug, Parser)]
 #[command(name = "ndup", version, about, propagate_version = true)]
 pub struct Cli {
-    /// Worker threads (default: one per core, or RAYON_NUM_THREADS).
-    #[arg(long, short = 'j', global = true, value_name = "N")]
+    /// Worker threads (default: one per core, or RAYON_NUM_THREADS), at most 1024.
+    #[arg(long, short = 'j', global = true, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
 
     #[command(subcommand)]
@@ -136,7 +136,13 @@ pub struct QueryArgs {
     pub docs: Vec<PathBuf>,
 
     /// Report indexed documents with Jaccard similarity at least T.
-    #[arg(long, short = 't', default_value_t = 0.8, value_name = "T")]
+    #[arg(
+        long,
+        short = 't',
+        default_value_t = 0.8,
+        value_name = "T",
+        allow_negative_numbers = true
+    )]
     pub threshold: f64,
 
     /// Report only the K most similar indexed documents of each query document.
@@ -222,7 +228,13 @@ pub struct DedupArgs {
     pub keep: KeepArg,
 
     /// Near-duplicates are documents with Jaccard similarity at least T.
-    #[arg(long, short = 't', default_value_t = 0.8, value_name = "T")]
+    #[arg(
+        long,
+        short = 't',
+        default_value_t = 0.8,
+        value_name = "T",
+        allow_negative_numbers = true
+    )]
     pub threshold: f64,
 
     #[command(flatten)]
@@ -397,7 +409,13 @@ pub struct ScanArgs {
     pub paths: Vec<PathBuf>,
 
     /// Report pairs with Jaccard similarity at least T.
-    #[arg(long, short = 't', default_value_t = 0.8, value_name = "T")]
+    #[arg(
+        long,
+        short = 't',
+        default_value_t = 0.8,
+        value_name = "T",
+        allow_negative_numbers = true
+    )]
     pub threshold: f64,
 
     /// Threshold on containment instead of Jaccard: report a pair when
@@ -664,7 +682,13 @@ pub enum ExplainFormat {
 #[derive(Debug, Args)]
 pub struct TuneArgs {
     /// The similarity threshold to tune for.
-    #[arg(long, short = 't', default_value_t = 0.8, value_name = "T")]
+    #[arg(
+        long,
+        short = 't',
+        default_value_t = 0.8,
+        value_name = "T",
+        allow_negative_numbers = true
+    )]
     pub threshold: f64,
     /// Hash functions (slots) per signature [default: 128, or bands x rows].
     #[arg(long, value_name = "N")]
@@ -836,6 +860,21 @@ pub fn resolve_banding(
     }
     let lsh = ndup::candidates::tune::tune(threshold, n, weights, bands, rows)?;
     Ok((n, lsh))
+}
+
+/// The most worker threads: more than any machine ndup runs on has cores, and few enough that
+/// starting them is instant (each thread reserves its stack).
+pub const MAX_THREADS: usize = 1024;
+
+/// Parses `--threads`: 0 (one per core) to [`MAX_THREADS`].
+pub fn parse_threads(s: &str) -> std::result::Result<usize, String> {
+    let n: usize = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number of threads"))?;
+    if n > MAX_THREADS {
+        return Err(format!("at most {MAX_THREADS} threads, not {n}"));
+    }
+    Ok(n)
 }
 
 /// Parses a size such as `4G`, `500M`, `1.5G`, `64K` or `1000000` (bytes). Units are binary

@@ -97,14 +97,21 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
 
     // The report is written in full before the exit status is decided.
     let reporter = output::reporter(format);
-    output.write(|w| reporter.write(&report, &opts, w))?;
+    // A reader that stops early (`| head`) closes the pipe: not a failure, but the gates below
+    // still decide the exit status, or a CI job piping the report would always pass.
+    // The reader is gone, so the run ends quietly (as ripgrep does), with the gates' verdict.
+    let closed = match output.write(|w| reporter.write(&report, &opts, w)) {
+        Err(e) if crate::exit::is_broken_pipe(&e) => true,
+        Err(e) => return Err(e),
+        Ok(()) => false,
+    };
 
     if let (Some(out), Some(b)) = (baseline_out, &new_baseline) {
         out.write(|w| b.write(w))?;
     }
 
     let found = output::reported_items(&report, &opts);
-    if !args.quiet {
+    if !args.quiet && !closed {
         crate::messages::skips(&report.skipped);
         if let Some(note) = note {
             eprintln!("ndup: note: {note}");
