@@ -11,11 +11,10 @@ use crate::find::config::ScanConfig;
 use crate::sim::{bag_jaccard_max, bag_jaccard_sum, containment, jaccard};
 use crate::sketch::minhash::{Signer, estimate, standard_error};
 use crate::sketch::sample::{SampleMatch, modulo_sample};
-use crate::text::normalize::normalize_into;
 use crate::text::shingle::{ShingleKind, Shingler};
 
 /// The parameters a comparison was made with.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CompareParams {
     /// The shingle kind.
     pub shingle: ShingleKind,
@@ -38,7 +37,7 @@ pub struct CompareParams {
 }
 
 /// The similarities of two texts.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// The parameters.
     pub params: CompareParams,
@@ -72,13 +71,17 @@ pub struct Comparison {
 
 impl Comparison {
     /// Compares `a` and `b` with the normalization, shingling and sketch of `config` (its
-    /// threshold, banding and verification play no part).
+    /// threshold, banding and verification play no part, and are not checked). Their
+    /// `ndup:ignore` regions are left out, as in a scan.
     pub fn of(a: &str, b: &str, config: &ScanConfig) -> Result<Comparison> {
-        config.validate()?;
         let shingler = Shingler::new(&config.shingle)?;
+        Signer::new(config.sketch_params())?;
+        if let Some(s) = config.sample {
+            s.validate()?;
+        }
         let bag = |text: &str| {
             let mut norm = String::new();
-            normalize_into(text, &config.normalize, &mut norm);
+            crate::text::prepare_into(text, &config.normalize, &mut norm);
             let mut v = Vec::new();
             shingler.hashes_into(&norm, config.seed, &mut v);
             v.sort_unstable();

@@ -1,13 +1,14 @@
 //! Corpus deduplication: keep one document per cluster of near-duplicates.
 //!
-//! 1. **Exact duplicates first.** Each document is read, its `ndup:ignore` regions removed and
-//!    its text normalized, and the normalized text is hashed (xxh3, 128 bits). A document whose
-//!    hash was seen before is an exact duplicate of the first one with that hash: it is neither
-//!    shingled nor signed, and does not enter LSH. This is cheap (a hash per document) and takes
-//!    the bulk of the duplicates of a typical crawl out of the expensive path.
-//! 2. **Near duplicates.** The first document of each distinct text is signed and goes through
-//!    the same LSH and verification as `ndup scan` (so `--threshold` and `--verify` mean the
-//!    same thing).
+//! 1. **Exact duplicates first.** Each document is read by the one loop of [`crate::find::read`]
+//!    (its `ndup:ignore` regions removed and its text normalized), and the normalized text is
+//!    hashed (xxh3, 128 bits). Each distinct text is shingled and signed once, by whichever
+//!    worker meets it first; every other document with that hash is an exact duplicate of the
+//!    first one in input order, and does not enter LSH. This is cheap (a hash per document) and
+//!    takes the bulk of the duplicates of a typical crawl out of the expensive path.
+//! 2. **Near duplicates.** The first document of each distinct text, with its text's signature,
+//!    goes through the same LSH and verification as `ndup scan` (so `--threshold` and `--verify`
+//!    mean the same thing).
 //! 3. **Clusters.** Exact-duplicate links and verified pairs are joined into connected components
 //!    (union-find; near-duplication is treated as transitive, as `--clusters` does). Each
 //!    component keeps one document, chosen by [`Keep`]; every other member is dropped, as an
@@ -22,28 +23,21 @@
 //! Ids need not be unique here (unlike `ndup scan`): a record is known by its position, and ids
 //! only name documents in messages and break ties.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rayon::prelude::*;
 use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::error::Result;
+use crate::find::read::{Corpus, Raw, Sketcher};
 use crate::find::{Pipeline, ScanReport, Scratch, SignedCorpus};
 use crate::model::cluster::UnionFind;
-use crate::model::{Skip, SkipKind};
-use crate::source::files as input;
-use crate::source::files::Read;
-use crate::source::records;
-use crate::source::records::{Event, Ids, RecordSource, parse_record};
-use crate::source::{Document, Origin};
-
-/// Files read and hashed per parallel step: bounds the normalized text held at once.
-const FILE_BATCH: usize = 1024;
+use crate::source::records::RecordSource;
+use crate::source::{Origin, Source};
 
 /// Which document of a cluster is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -136,301 +130,185 @@ impl DedupReport {
         }
         Ok(())
     }
-
-    /// Writes one JSON line per document, in input order: `{"type":"keep","id":..}` or
-    /// `{"type":"drop","id":..,"kept":..,"reason":"exact"|"near"}`.
-    pub fn write_list(&self, w: &mut dyn Write) -> io::Result<()> {
-        #[derive(Serialize)]
-        struct Line<'a> {
-            #[serde(rename = "type")]
-            kind: &'static str,
-            id: &'a str,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            kept: Option<&'a str>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            reason: Option<&'static str>,
-        }
-        for (i, fate) in self.fates.iter().enumerate() {
-            let id = self.scan.id(i as u32);
-            let line = match *fate {
-                Fate::Kept => Line {
-                    kind: "keep",
-                    id,
-                    kept: None,
-                    reason: None,
-                },
-                Fate::Exact { kept } | Fate::Near { kept } => Line {
-                    kind: "drop",
-                    id,
-                    kept: Some(self.scan.id(kept)),
-                    reason: Some(if matches!(fate, Fate::Exact { .. }) {
-                        "exact"
-                    } else {
-                        "near"
-                    }),
-                },
-            };
-            serde_json::to_writer(&mut *w, &line)?;
-            w.write_all(b"\n")?;
-        }
-        Ok(())
-    }
 }
 
-/// A document read and normalized, waiting for its place in the corpus.
-enum Prepared {
-    Text {
-        id: Option<String>,
-        norm: String,
-        hash: u128,
-        chars: u64,
-        bytes: u64,
-    },
-    Skipped(Skip),
+/// Shards of the set of texts already signed: workers rarely wait for one another.
+const SIGNED_SHARDS: usize = 64;
+
+/// What deduplication keeps of a document.
+struct Hashed {
+    /// The hash of its normalized text.
+    hash: u128,
+    /// The length of its text as read, in characters (0 unless `--keep` compares lengths).
+    chars: u64,
+    /// For the one document of its text that was signed, the signature (`None`: no shingle).
+    signed: Option<Option<Vec<u32>>>,
 }
 
-/// Phase one of deduplication, built batch by batch.
-struct Builder<'p> {
+/// Deduplication's sketcher: every document's [`Hashed`], signed only for the first document of
+/// each text that a worker meets.
+struct Dedup<'p> {
     pipeline: &'p Pipeline,
-    corpus: SignedCorpus,
-    chars: Vec<u64>,
-    hashes: Vec<u128>,
-    exact_of: Vec<u32>,
-    first_of_hash: HashMap<u128, u32>,
+    chars: bool,
+    signed: Vec<Mutex<HashSet<u128>>>,
 }
 
-impl<'p> Builder<'p> {
-    fn new(pipeline: &'p Pipeline) -> Self {
-        Builder {
-            pipeline,
-            corpus: SignedCorpus::default(),
-            chars: Vec::new(),
-            hashes: Vec::new(),
-            exact_of: Vec::new(),
-            first_of_hash: HashMap::new(),
-        }
-    }
+impl Sketcher for Dedup<'_> {
+    type Sketch = Hashed;
 
-    /// Normalizes and hashes `text`.
-    fn prepare(&self, id: Option<String>, text: &str, s: &mut Scratch) -> Prepared {
-        self.pipeline.normalize_into_scratch(text, s);
-        let norm = std::mem::take(&mut s.text);
-        Prepared::Text {
-            id,
-            hash: xxh3_128(norm.as_bytes()),
-            norm,
-            chars: text.chars().count() as u64,
-            bytes: text.len() as u64,
-        }
-    }
-
-    /// Adds a batch in input order (`origin(i)` and `name(i)` describe item `i`): exact
-    /// duplicates are linked to their first occurrence, and the new distinct texts are signed in
-    /// parallel.
-    fn add(
-        &mut self,
-        items: Vec<Prepared>,
-        mut place: impl FnMut(usize, Option<String>, &[Document]) -> (String, Origin),
-    ) {
-        let mut to_sign: Vec<(u32, String)> = Vec::new();
-        let mut copies: Vec<u32> = Vec::new();
-        for (i, item) in items.into_iter().enumerate() {
-            let (id, norm, hash, chars, bytes) = match item {
-                Prepared::Skipped(skip) => {
-                    self.corpus.skipped.push(skip);
-                    continue;
-                }
-                Prepared::Text {
-                    id,
-                    norm,
-                    hash,
-                    chars,
-                    bytes,
-                } => (id, norm, hash, chars, bytes),
-            };
-            let doc = self.corpus.documents.len() as u32;
-            let (id, origin) = place(i, id, &self.corpus.documents);
-            self.corpus.documents.push(Document {
-                id,
-                origin,
-                empty: false,
-            });
-            self.corpus.stats.bytes += bytes;
-            self.chars.push(chars);
-            self.hashes.push(hash);
-            match self.first_of_hash.get(&hash) {
-                Some(&first) => {
-                    self.exact_of.push(first);
-                    copies.push(doc);
-                }
-                None => {
-                    self.first_of_hash.insert(hash, doc);
-                    self.exact_of.push(doc);
-                    to_sign.push((doc, norm));
-                }
-            }
-        }
-        let pipeline = self.pipeline;
-        let signed: Vec<(u32, Option<Vec<u32>>)> = to_sign
-            .into_par_iter()
-            .map_init(Scratch::default, |s, (doc, norm)| {
-                s.text = norm;
-                (doc, pipeline.sign_normalized(s))
-            })
-            .collect();
-        for (doc, sig) in signed {
-            match sig {
-                Some(sig) => {
-                    self.corpus.signatures.extend_from_slice(&sig);
-                    self.corpus.signed.push(doc);
-                }
-                None => {
-                    self.corpus.documents[doc as usize].empty = true;
-                    self.corpus.stats.empty += 1;
-                }
-            }
-        }
-        for doc in copies {
-            let first = self.exact_of[doc as usize] as usize;
-            if self.corpus.documents[first].empty {
-                self.corpus.documents[doc as usize].empty = true;
-                self.corpus.stats.empty += 1;
-            }
-        }
-    }
-
-    /// Phase two and the choice of the kept documents.
-    fn finish(mut self, keep: Keep, start: Instant) -> Result<DedupReport> {
-        let stats = &mut self.corpus.stats;
-        stats.documents = self.corpus.documents.len() as u64;
-        for s in &self.corpus.skipped {
-            stats.count_skip(s.kind);
-        }
-        let scan = self.pipeline.find_pairs(self.corpus, start)?;
-        let n = scan.documents.len();
-        let mut uf = UnionFind::new(n);
-        for (d, &first) in self.exact_of.iter().enumerate() {
-            uf.union(d as u32, first);
-        }
-        for p in &scan.pairs {
-            uf.union(p.a, p.b);
-        }
-        // Is `x` a better keeper than `y`?
-        let better = |x: u32, y: u32| -> bool {
-            let by_id = || {
-                (scan.id(x), x) < (scan.id(y), y) // ties: smaller id, then input order
-            };
-            let (lx, ly) = (self.chars[x as usize], self.chars[y as usize]);
-            match keep {
-                Keep::First => x < y,
-                Keep::Longest => lx > ly || (lx == ly && by_id()),
-                Keep::Shortest => lx < ly || (lx == ly && by_id()),
-            }
-        };
-        let mut keeper = vec![u32::MAX; n];
-        for d in 0..n as u32 {
-            let r = uf.find(d) as usize;
-            if keeper[r] == u32::MAX || better(d, keeper[r]) {
-                keeper[r] = d;
-            }
-        }
-        let (mut exact_dropped, mut near_dropped) = (0, 0);
-        let fates = (0..n as u32)
-            .map(|d| {
-                let kept = keeper[uf.find(d) as usize];
-                if kept == d {
-                    Fate::Kept
-                } else if self.hashes[d as usize] == self.hashes[kept as usize] {
-                    exact_dropped += 1;
-                    Fate::Exact { kept }
-                } else {
-                    near_dropped += 1;
-                    Fate::Near { kept }
-                }
-            })
-            .collect();
-        Ok(DedupReport {
-            scan,
-            fates,
-            exact_dropped,
-            near_dropped,
+    /// Never `None`: an empty document is a text like any other, and its copies are exact
+    /// duplicates of it.
+    fn sketch(&self, s: &mut Scratch, raw: &Raw<'_>) -> Option<Hashed> {
+        let hash = xxh3_128(s.text.as_bytes());
+        let shard = &self.signed[(hash % SIGNED_SHARDS as u128) as usize];
+        let first = shard.lock().expect("never poisoned").insert(hash);
+        Some(Hashed {
+            hash,
+            chars: if self.chars {
+                raw.text.chars().count() as u64
+            } else {
+                0
+            },
+            signed: first.then(|| self.pipeline.sign_normalized(s)),
         })
+    }
+
+    fn rereads(&self) -> bool {
+        true
+    }
+
+    fn unique_ids(&self) -> bool {
+        false
     }
 }
 
 /// Deduplicates the files under `paths` (walked as `ndup scan` walks them).
 pub fn dedup_files(pipeline: &Pipeline, paths: &[PathBuf], keep: Keep) -> Result<DedupReport> {
-    let start = Instant::now();
-    let (entries, skipped) = input::collect(paths, &pipeline.config().input)?;
-    pipeline.progress_total(entries.len() as u64);
-    let mut b = Builder::new(pipeline);
-    b.corpus.skipped = skipped;
-    for chunk in entries.chunks(FILE_BATCH) {
-        let items: Vec<Prepared> = chunk
-            .par_iter()
-            .map_init(Scratch::default, |s, e| {
-                match input::read_document(&e.path) {
-                    Err(err) => Prepared::Skipped(Skip::unreadable(e.id.clone(), &err)),
-                    Ok(Read::Binary) => Prepared::Skipped(Skip::binary(e.id.clone())),
-                    Ok(Read::Text(text)) => b.prepare(None, &text, s),
-                }
-            })
-            .collect();
-        b.add(items, |i, _, _| {
-            (chunk[i].id.clone(), Origin::File(chunk[i].path.clone()))
-        });
-        pipeline.advance(chunk.len() as u64);
-    }
-    b.finish(keep, start)
+    dedup(pipeline, &Source::Files(paths.to_vec()), keep)
 }
 
 /// Deduplicates JSON-lines sources (`-` is standard input, which is kept in a temporary file so
 /// that the kept records can be written out).
 pub fn dedup_records(pipeline: &Pipeline, inputs: &[PathBuf], keep: Keep) -> Result<DedupReport> {
+    dedup(pipeline, &Source::Records(inputs.to_vec()), keep)
+}
+
+fn dedup(pipeline: &Pipeline, source: &Source, keep: Keep) -> Result<DedupReport> {
     let start = Instant::now();
-    let fields = pipeline.config().input.records.fields();
-    let mut ids = Ids::new(inputs.len(), false);
-    let mut b = Builder::new(pipeline);
-    records::read_batches(inputs, true, |ev| match ev {
-        Event::Skip(skip) => b.corpus.skipped.push(skip),
-        Event::Batch(batch) => {
-            let items: Vec<Prepared> = batch
-                .lines
-                .par_iter()
-                .map_init(Scratch::default, |s, line| {
-                    match parse_record(batch.bytes(line), &fields) {
-                        Err(reason) => Prepared::Skipped(Skip {
-                            id: format!("{}:{}", batch.source.name(), line.number),
-                            kind: SkipKind::Malformed,
-                            reason,
-                        }),
-                        Ok(rec) => b.prepare(rec.id, &rec.text, s),
-                    }
-                })
-                .collect();
-            // Items are one per line of the batch, skipped ones included.
-            let lines = &batch.lines;
-            b.add(items, |i, id, docs| {
-                let line = &lines[i];
-                let doc = docs.len() as u32;
-                let id = ids
-                    .assign(&batch.source, line.number, id, doc, |d| {
-                        docs[d as usize].id.as_str()
-                    })
-                    .expect("ids need not be unique when deduplicating");
-                (
-                    id,
-                    Origin::Record {
-                        source: Arc::clone(&batch.source),
-                        line: line.number,
-                        offset: line.offset,
-                    },
-                )
-            });
-            pipeline.advance(lines.len() as u64);
+    let dedup = Dedup {
+        pipeline,
+        chars: keep != Keep::First,
+        signed: (0..SIGNED_SHARDS).map(|_| Mutex::default()).collect(),
+    };
+    let Corpus {
+        mut documents,
+        sketches: mut copies,
+        skipped,
+        mut stats,
+        ..
+    } = pipeline.read(source, &dedup)?;
+    debug_assert_eq!(copies.len(), documents.len(), "every document has its copy");
+
+    // Each document's first copy in input order, which takes its text's signature.
+    let mut first_of_hash: HashMap<u128, u32> = HashMap::new();
+    let exact_of: Vec<u32> = (0..copies.len())
+        .map(|d| *first_of_hash.entry(copies[d].hash).or_insert(d as u32))
+        .collect();
+    drop(first_of_hash);
+    for d in 0..copies.len() {
+        let first = exact_of[d] as usize;
+        if first != d && copies[d].signed.is_some() {
+            copies[first].signed = copies[d].signed.take();
         }
-    })?;
-    b.finish(keep, start)
+    }
+    let mut corpus = SignedCorpus::default();
+    for d in 0..copies.len() {
+        let first = exact_of[d] as usize;
+        let empty = if first == d {
+            let signed = copies[d].signed.take();
+            match signed.expect("one document of each text was signed") {
+                Some(sig) => {
+                    corpus.signatures.extend_from_slice(&sig);
+                    corpus.signed.push(d as u32);
+                    false
+                }
+                None => true,
+            }
+        } else {
+            documents[first].empty
+        };
+        if empty {
+            documents[d].empty = true;
+            stats.empty += 1;
+        }
+    }
+    corpus.documents = documents;
+    corpus.skipped = skipped;
+    corpus.stats = stats;
+    choose(
+        pipeline.find_pairs(corpus, start)?,
+        &copies,
+        &exact_of,
+        keep,
+    )
+}
+
+/// The kept documents: exact-duplicate links and verified pairs joined into clusters, and the
+/// best document of each kept.
+fn choose(
+    scan: ScanReport,
+    copies: &[Hashed],
+    exact_of: &[u32],
+    keep: Keep,
+) -> Result<DedupReport> {
+    let n = scan.documents.len();
+    let mut uf = UnionFind::new(n);
+    for (d, &first) in exact_of.iter().enumerate() {
+        uf.union(d as u32, first);
+    }
+    for p in &scan.pairs {
+        uf.union(p.a, p.b);
+    }
+    // Is `x` a better keeper than `y`?
+    let better = |x: u32, y: u32| -> bool {
+        let by_id = || {
+            (scan.id(x), x) < (scan.id(y), y) // ties: smaller id, then input order
+        };
+        let (lx, ly) = (copies[x as usize].chars, copies[y as usize].chars);
+        match keep {
+            Keep::First => x < y,
+            Keep::Longest => lx > ly || (lx == ly && by_id()),
+            Keep::Shortest => lx < ly || (lx == ly && by_id()),
+        }
+    };
+    let mut keeper = vec![u32::MAX; n];
+    for d in 0..n as u32 {
+        let r = uf.find(d) as usize;
+        if keeper[r] == u32::MAX || better(d, keeper[r]) {
+            keeper[r] = d;
+        }
+    }
+    let (mut exact_dropped, mut near_dropped) = (0, 0);
+    let fates = (0..n as u32)
+        .map(|d| {
+            let kept = keeper[uf.find(d) as usize];
+            if kept == d {
+                Fate::Kept
+            } else if copies[d as usize].hash == copies[kept as usize].hash {
+                exact_dropped += 1;
+                Fate::Exact { kept }
+            } else {
+                near_dropped += 1;
+                Fate::Near { kept }
+            }
+        })
+        .collect();
+    Ok(DedupReport {
+        scan,
+        fates,
+        exact_dropped,
+        near_dropped,
+    })
 }
 
 #[cfg(test)]

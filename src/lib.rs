@@ -62,6 +62,24 @@ pub use candidates::minhash_lsh::MinHashLsh;
 pub use sketch::minhash::{SketchKind, SketchParams};
 pub use sketch::signature::{MinHasher, MinHasherBuilder, Signature, SignatureBuilder};
 
+pub use find::config::{ScanConfig, StrategyConfig};
+pub use find::{Pipeline, ScanReport};
+pub use source::Source;
+
+/// Scans `source` with `config`: the strategy the configuration chooses (signatures, samples or
+/// the exact join) on files or JSON-lines records, end to end.
+///
+/// ```no_run
+/// let report = ndup::scan(ndup::ScanConfig::default(), &ndup::Source::Files(vec!["docs".into()]))?;
+/// for p in &report.pairs {
+///     println!("{} ~ {} ({:.2})", report.id(p.a), report.id(p.b), p.estimate);
+/// }
+/// # Ok::<(), ndup::Error>(())
+/// ```
+pub fn scan(config: ScanConfig, source: &Source) -> Result<ScanReport> {
+    Pipeline::new(config)?.scan_source(source)
+}
+
 /// The README's Rust examples, compiled and run by `cargo test --doc`.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -25,7 +25,7 @@ pub const DEFAULT_SEED: u64 = 42;
 pub const DEFAULT_MAX_BUCKET: usize = 1000;
 
 /// Which method finds the pairs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// MinHash signatures, LSH candidates and verification (default).

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::find::config::ScanConfig;
-use crate::find::read::{Corpus, Strategy};
+use crate::find::read::{Corpus, Raw, Sketcher, Strategy};
 use crate::find::{Pipeline, ScanReport, Scratch};
 use crate::join::{JoinOptions, Threshold, dedup_hashes, join};
 use crate::model::{Pair, Skip, Stats};
@@ -63,10 +63,10 @@ impl<'p> Sets<'p> {
     }
 }
 
-impl Strategy for Sets<'_> {
+impl Sketcher for Sets<'_> {
     type Sketch = Vec<u64>;
 
-    fn sketch(&self, s: &mut Scratch, raw_len: u64) -> Option<Vec<u64>> {
+    fn sketch(&self, s: &mut Scratch, raw: &Raw<'_>) -> Option<Vec<u64>> {
         let mut set = Vec::new();
         self.p
             .shingler
@@ -76,7 +76,7 @@ impl Strategy for Sets<'_> {
         }
         // The text and its normalized copy, the hashes (a vector grown by doubling, so up to
         // twice their size) and the sort's buffer or the table.
-        let peak = 2 * raw_len + 24 * set.len() as u64;
+        let peak = 2 * raw.text.len() as u64 + 24 * set.len() as u64;
         self.largest.fetch_max(peak, Relaxed);
         dedup_hashes(&mut set);
         set.shrink_to_fit();
@@ -91,7 +91,9 @@ impl Strategy for Sets<'_> {
             limit: self.limit,
         })
     }
+}
 
+impl Strategy for Sets<'_> {
     /// Joins the sets. Pairs carry their exact Jaccard in both `jaccard` and `estimate` (there
     /// is nothing to estimate), and with [`Measure::Containment`] both containments.
     fn pairs(&self, corpus: Corpus<Vec<u64>>, start: Instant) -> Result<ScanReport> {

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use crate::candidates::lsh::LshIndex;
 use crate::error::{Error, Result};
 use crate::find::config::{Params, ScanConfig, StrategyConfig};
-use crate::find::read::{Corpus, Strategy};
+use crate::find::read::{Corpus, Raw, Sketcher, Strategy};
 use crate::model::{Pair, Skip, SkipKind, Stats};
 use crate::sim::Measure;
 use crate::sim::{
@@ -32,8 +32,6 @@ use crate::sketch::minhash::{Signer, agreement};
 use crate::source::files as input;
 use crate::source::records::{RecordSource, parse_record};
 use crate::source::{Document, Origin, Source};
-use crate::text::markers::strip_ignored;
-use crate::text::normalize::normalize_into;
 use crate::text::shingle::{Shingler, dedup_into};
 use crate::verify::arena::SetArena;
 use crate::verify::{Decision, Verifier, VerifyMode};
@@ -205,17 +203,19 @@ impl Scratch {
 /// The signature strategy's strategy: each document's MinHash signature.
 struct Signatures<'p>(&'p Pipeline);
 
-impl Strategy for Signatures<'_> {
+impl Sketcher for Signatures<'_> {
     type Sketch = Vec<u32>;
 
-    fn sketch(&self, s: &mut Scratch, _raw_len: u64) -> Option<Vec<u32>> {
+    fn sketch(&self, s: &mut Scratch, _raw: &Raw<'_>) -> Option<Vec<u32>> {
         self.0.sign_normalized(s)
     }
 
     fn fingerprints(&self) -> bool {
         self.0.may_reload()
     }
+}
 
+impl Strategy for Signatures<'_> {
     fn pairs(&self, corpus: Corpus<Vec<u32>>, start: Instant) -> Result<ScanReport> {
         self.0.find_pairs(corpus.into(), start)
     }
@@ -335,7 +335,7 @@ impl Pipeline {
 
     /// Removes the `ndup:ignore` regions of `text` and normalizes it into `out`.
     fn normalize_to(&self, text: &str, out: &mut String) {
-        normalize_into(&strip_ignored(text), &self.config.normalize, out);
+        crate::text::prepare_into(text, &self.config.normalize, out);
     }
 
     /// Shingles and signs the normalized text in `s.text` (`None` when it has no shingle).
@@ -1621,7 +1621,7 @@ mod tests {
         let shingler = Shingler::new(&p.config.shingle).unwrap();
         let set = |t: &str| {
             let mut norm = String::new();
-            normalize_into(t, &p.config.normalize, &mut norm);
+            crate::text::normalize::normalize_into(t, &p.config.normalize, &mut norm);
             shingler.hash_set(&norm, p.config.seed)
         };
         let want = jaccard(&set(&text), &set(&near));

@@ -2,45 +2,92 @@
 //!
 //! A document is read (a file, or a JSON-lines record), skipped with its reason when it cannot be
 //! used, stripped of its `ndup:ignore` regions, normalized, fingerprinted when exact verification
-//! may read it again, and handed to a [`Strategy`], which keeps what its strategy compares:
-//! a signature, a shingle sample, or the whole shingle set. Skips, counts, progress and ids are
-//! decided here once, so every mode treats a document alike.
+//! may read it again, and handed to a `Sketcher`, which keeps what its user compares: a
+//! signature, a shingle sample, the whole shingle set, or what deduplication and the index keep.
+//! Skips, counts, progress and ids are decided here once, so every mode treats a document alike.
+//!
+//! `Pipeline::read` reads a whole [`Source`] into a [`Corpus`]; `Pipeline::read_entries`
+//! reads files already found (the index reads only the files whose metadata changed), and
+//! `Pipeline::read_text` one text already in memory (standard input given to `ndup query`).
 
+use std::borrow::{Borrow, Cow};
 use std::mem::take;
 use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
+use xxhash_rust::xxh3::xxh3_128;
 
 use crate::error::{Error, Result};
 use crate::find::{Pipeline, ScanReport, Scratch};
 use crate::model::{Skip, SkipKind, Stats};
+use crate::source::files::Entry;
 use crate::source::records::{self, Batch, Ids, parse_record};
 use crate::source::{Document, Origin, Source, files};
 
-/// A way to find the pairs: what it keeps of each document (made in parallel from its normalized
-/// text, by the one loop of [`Pipeline::read`]), and how it turns the corpus of those sketches
-/// into verified pairs. The signature, sample and exact strategies implement it; the mode is
-/// chosen once, by [`ScanConfig::strategy`](crate::find::config::ScanConfig::strategy).
-pub(crate) trait Strategy: Sync {
+/// What is kept of each document: made in parallel, by the one loop, from its normalized text.
+/// The strategies of a scan, deduplication, the index and queries implement it.
+pub(crate) trait Sketcher: Sync {
     /// What is kept of one document.
     type Sketch: Send;
 
-    /// The sketch of the normalized text in `s.text` (`raw_len` bytes before normalization);
-    /// `None` when the text has no shingle, which makes the document empty (never paired).
-    fn sketch(&self, s: &mut Scratch, raw_len: u64) -> Option<Self::Sketch>;
+    /// The sketch of the normalized text in `s.text`; `raw` is the document as read. `None` when
+    /// the text has no shingle, which makes the document empty (never paired).
+    fn sketch(&self, s: &mut Scratch, raw: &Raw<'_>) -> Option<Self::Sketch>;
 
     /// True when each document's text fingerprint is wanted (see [`Corpus::fingerprints`]).
     fn fingerprints(&self) -> bool {
         false
     }
 
+    /// True when each file's content hash is wanted: the 128-bit hash of its bytes as read, given
+    /// to [`known`](Self::known) and in [`Raw::content`].
+    fn content_hashes(&self) -> bool {
+        false
+    }
+
+    /// With content hashes: a file's sketch from its entry and content hash alone, when that is
+    /// enough, before its text is decoded (`binary` says whether it looks binary). The file is
+    /// then neither normalized nor sketched, and counts no text. The index keeps the row of a
+    /// file whose content did not change, and a row for a binary file. By default nothing is
+    /// known: a binary file is skipped, the others read on.
+    fn known(&self, _entry: &Entry, _content: u128, _binary: bool) -> Option<Self::Sketch> {
+        None
+    }
+
     /// Why reading must stop early, if it must: the documents not yet read are then passed
-    /// over, and [`Pipeline::read`] returns this error.
+    /// over, and the loop returns this error. Once it says so, it must keep saying so.
     fn halted(&self) -> Option<Error> {
         None
     }
 
+    /// True when the caller reads the records again whatever the verification (deduplication
+    /// writes the kept ones out): standard input is then kept in a temporary file.
+    fn rereads(&self) -> bool {
+        false
+    }
+
+    /// True when two records may not share an id, which is then skipped as malformed: a report
+    /// naming two documents alike would be ambiguous. Deduplication knows records by position.
+    fn unique_ids(&self) -> bool {
+        true
+    }
+}
+
+/// A document as read, before it is normalized: what a sketcher may keep besides what it makes
+/// of the normalized text.
+pub(crate) struct Raw<'a> {
+    /// The text as read (lossily decoded when a file is not valid UTF-8).
+    pub(crate) text: &'a str,
+    /// A file's content hash, when the sketcher asks for it
+    /// ([`Sketcher::content_hashes`]); 0 otherwise, and for records and text in memory.
+    pub(crate) content: u128,
+}
+
+/// A way to find the pairs: a [`Sketcher`], and how it turns the corpus of its sketches into
+/// verified pairs. The signature, sample and exact strategies implement it; the mode is chosen
+/// once, by [`ScanConfig::strategy`](crate::find::config::ScanConfig::strategy).
+pub(crate) trait Strategy: Sketcher {
     /// Phase two: the pairs of `corpus`, verified, in the report's order. `start` is when the
     /// scan began.
     fn pairs(&self, corpus: Corpus<Self::Sketch>, start: Instant) -> Result<ScanReport>;
@@ -78,26 +125,25 @@ impl<S> Default for Corpus<S> {
     }
 }
 
-/// What happened to one document.
-enum Outcome<S> {
-    /// Its sketch, its length in bytes and its text's fingerprint (0 when not wanted).
+/// What became of one document.
+pub(crate) enum Outcome<S> {
+    /// Its sketch, its text's length in bytes and its text's fingerprint (0 when not wanted).
     Sketched(S, u64, u128),
+    /// No shingle: its text's length in bytes.
     Empty(u64),
+    /// Skipped, and why.
     Skipped(Skip),
-    /// Passed over: reading was halted.
-    Halted,
 }
 
 impl<S> Corpus<S> {
     /// Adds what became of a document, and the document itself (made by `doc`) unless it was
-    /// skipped or passed over.
+    /// skipped.
     fn push(&mut self, outcome: Outcome<S>, fingerprints: bool, doc: impl FnOnce() -> Document) {
         match outcome {
             Outcome::Skipped(skip) => {
                 self.skipped.push(skip);
                 return;
             }
-            Outcome::Halted => return,
             Outcome::Empty(bytes) => {
                 self.stats.bytes += bytes;
                 self.stats.empty += 1;
@@ -133,34 +179,76 @@ impl Pipeline {
     }
 
     /// Phase one: reads, normalizes and sketches every document of `source` in parallel.
-    pub(crate) fn read<K: Strategy>(
+    pub(crate) fn read<K: Sketcher>(
         &self,
         source: &Source,
-        strategy: &K,
+        sketcher: &K,
     ) -> Result<Corpus<K::Sketch>> {
         let corpus = match source {
-            Source::Files(paths) => self.read_files(paths, strategy)?,
-            Source::Records(inputs) => self.read_records(inputs, strategy)?,
+            Source::Files(paths) => self.read_files(paths, sketcher)?,
+            Source::Records(inputs) => self.read_records(inputs, sketcher)?,
         };
-        match strategy.halted() {
+        match sketcher.halted() {
             Some(err) => Err(err),
             None => Ok(corpus.finish()),
         }
     }
 
-    /// One document's text to its outcome.
-    fn prepare<K: Strategy>(
+    /// Reads the files of `entries`, already found, in parallel: what became of each, in order.
+    /// The caller tells the progress observer how many there are, if it wants a total.
+    pub(crate) fn read_entries<E, K>(
         &self,
-        text: &str,
-        strategy: &K,
+        entries: &[E],
+        sketcher: &K,
+    ) -> Result<Vec<Outcome<K::Sketch>>>
+    where
+        E: Borrow<Entry> + Sync,
+        K: Sketcher,
+    {
+        // `None`: passed over, once reading is halted.
+        let outcomes: Vec<Option<Outcome<K::Sketch>>> = entries
+            .par_iter()
+            .map_init(Scratch::default, |s, e| {
+                if sketcher.halted().is_some() {
+                    return None;
+                }
+                let outcome = self.read_entry(e.borrow(), sketcher, s);
+                s.release_large();
+                self.advance(1);
+                Some(outcome)
+            })
+            .collect();
+        match sketcher.halted() {
+            Some(err) => Err(err),
+            None => Ok(outcomes
+                .into_iter()
+                .map(|o| o.expect("documents are passed over only once reading is halted"))
+                .collect()),
+        }
+    }
+
+    /// Sketches one text already in memory, as the loop sketches a document it read (there is no
+    /// file: no binary check and no content hash).
+    pub(crate) fn read_text<K: Sketcher>(&self, text: &str, sketcher: &K) -> Outcome<K::Sketch> {
+        let raw = Raw { text, content: 0 };
+        let outcome = self.prepare(&raw, sketcher, &mut Scratch::default());
+        self.advance(1);
+        outcome
+    }
+
+    /// One document's text to its outcome.
+    fn prepare<K: Sketcher>(
+        &self,
+        raw: &Raw<'_>,
+        sketcher: &K,
         s: &mut Scratch,
     ) -> Outcome<K::Sketch> {
-        let bytes = text.len() as u64;
-        self.normalize_into_scratch(text, s);
-        match strategy.sketch(s, bytes) {
+        let bytes = raw.text.len() as u64;
+        self.normalize_into_scratch(raw.text, s);
+        match sketcher.sketch(s, raw) {
             Some(sketch) => {
-                let print = if strategy.fingerprints() {
-                    xxhash_rust::xxh3::xxh3_128(s.text.as_bytes())
+                let print = if sketcher.fingerprints() {
+                    xxh3_128(s.text.as_bytes())
                 } else {
                     0
                 };
@@ -170,32 +258,67 @@ impl Pipeline {
         }
     }
 
-    fn read_files<K: Strategy>(
+    /// Reads one file and hands its text on.
+    fn read_entry<K: Sketcher>(
+        &self,
+        e: &Entry,
+        sketcher: &K,
+        s: &mut Scratch,
+    ) -> Outcome<K::Sketch> {
+        let hashes = sketcher.content_hashes();
+        let content = |bytes: &[u8]| if hashes { xxh3_128(bytes) } else { 0 };
+        let mut file = take(&mut s.file);
+        let outcome = match files::read_document_into(&e.path, &mut file) {
+            Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
+            Ok(None) => match hashes.then(|| sketcher.known(e, content(&file), true)) {
+                Some(Some(sketch)) => Outcome::Sketched(sketch, 0, 0),
+                _ => Outcome::Skipped(Skip::binary(e.id.clone())),
+            },
+            Ok(Some(Cow::Borrowed(text))) => {
+                let raw = Raw {
+                    text,
+                    content: content(text.as_bytes()),
+                };
+                self.read_on(e, &raw, sketcher, s)
+            }
+            // Not valid UTF-8: the content hash is the bytes', not the decoded text's.
+            Ok(Some(Cow::Owned(text))) => {
+                let raw = Raw {
+                    text: &text,
+                    content: content(&file),
+                };
+                self.read_on(e, &raw, sketcher, s)
+            }
+        };
+        s.file = file;
+        outcome
+    }
+
+    /// A text file's outcome: known from its content hash, or sketched.
+    fn read_on<K: Sketcher>(
+        &self,
+        e: &Entry,
+        raw: &Raw<'_>,
+        sketcher: &K,
+        s: &mut Scratch,
+    ) -> Outcome<K::Sketch> {
+        if sketcher.content_hashes()
+            && let Some(sketch) = sketcher.known(e, raw.content, false)
+        {
+            return Outcome::Sketched(sketch, 0, 0);
+        }
+        self.prepare(raw, sketcher, s)
+    }
+
+    fn read_files<K: Sketcher>(
         &self,
         paths: &[std::path::PathBuf],
-        strategy: &K,
+        sketcher: &K,
     ) -> Result<Corpus<K::Sketch>> {
         let (entries, skipped) = files::collect(paths, &self.config.input)?;
         self.progress_total(entries.len() as u64);
-        let outcomes: Vec<Outcome<K::Sketch>> = entries
-            .par_iter()
-            .map_init(Scratch::default, |s, e| {
-                if strategy.halted().is_some() {
-                    return Outcome::Halted;
-                }
-                let mut file = take(&mut s.file);
-                let outcome = match files::read_document_into(&e.path, &mut file) {
-                    Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
-                    Ok(None) => Outcome::Skipped(Skip::binary(e.id.clone())),
-                    Ok(Some(text)) => self.prepare(&text, strategy, s),
-                };
-                s.file = file;
-                s.release_large();
-                self.advance(1);
-                outcome
-            })
-            .collect();
-        let fingerprints = strategy.fingerprints();
+        let outcomes = self.read_entries(&entries, sketcher)?;
+        let fingerprints = sketcher.fingerprints();
         let mut corpus = Corpus {
             skipped,
             ..Corpus::default()
@@ -214,33 +337,40 @@ impl Pipeline {
 
     /// JSON-lines records, read in batches and sketched a batch at a time in parallel, keeping
     /// only ids, origins and sketches, so millions of records never sit in memory at once. A
-    /// record whose id was already used is skipped as malformed: a report naming two documents
-    /// alike would be ambiguous.
-    fn read_records<K: Strategy>(
+    /// record whose id was already used is skipped as malformed when the sketcher wants unique
+    /// ids (see [`Sketcher::unique_ids`]).
+    fn read_records<K: Sketcher>(
         &self,
         inputs: &[std::path::PathBuf],
-        strategy: &K,
+        sketcher: &K,
     ) -> Result<Corpus<K::Sketch>> {
         let fields = self.config.input.records.fields();
-        let mut ids = Ids::new(inputs.len(), true);
+        let mut ids = Ids::new(inputs.len(), sketcher.unique_ids());
         let mut corpus = Corpus::default();
-        let fingerprints = strategy.fingerprints();
-        records::read_batches(inputs, self.may_reload(), |ev| match ev {
+        let fingerprints = sketcher.fingerprints();
+        let spool = self.may_reload() || sketcher.rereads();
+        records::read_batches(inputs, spool, |ev| match ev {
             records::Event::Skip(skip) => corpus.skipped.push(skip),
             records::Event::Batch(batch) => {
-                let outcomes: Vec<(Option<String>, Outcome<K::Sketch>)> = batch
+                let outcomes: Vec<RecordRead<K::Sketch>> = batch
                     .lines
                     .par_iter()
                     .map_init(Scratch::default, |s, line| {
-                        if strategy.halted().is_some() {
-                            return (None, Outcome::Halted);
+                        if sketcher.halted().is_some() {
+                            return None;
                         }
-                        match parse_record(batch.bytes(line), &fields) {
+                        Some(match parse_record(batch.bytes(line), &fields) {
                             Err(reason) => {
                                 (None, Outcome::Skipped(malformed(&batch, line, reason)))
                             }
-                            Ok(rec) => (rec.id, self.prepare(&rec.text, strategy, s)),
-                        }
+                            Ok(rec) => {
+                                let raw = Raw {
+                                    text: &rec.text,
+                                    content: 0,
+                                };
+                                (rec.id, self.prepare(&raw, sketcher, s))
+                            }
+                        })
                     })
                     .collect();
                 merge_batch(&batch, outcomes, &mut ids, &mut corpus, fingerprints);
@@ -250,6 +380,9 @@ impl Pipeline {
         Ok(corpus)
     }
 }
+
+/// A record's id field and outcome; `None` when it was passed over, once reading was halted.
+type RecordRead<S> = Option<(Option<String>, Outcome<S>)>;
 
 fn malformed(batch: &Batch, line: &records::Line, reason: String) -> Skip {
     Skip {
@@ -262,14 +395,15 @@ fn malformed(batch: &Batch, line: &records::Line, reason: String) -> Skip {
 /// Adds a sketched batch to the corpus, in input order, giving each record its id.
 fn merge_batch<S>(
     batch: &Batch,
-    outcomes: Vec<(Option<String>, Outcome<S>)>,
+    outcomes: Vec<RecordRead<S>>,
     ids: &mut Ids,
     corpus: &mut Corpus<S>,
     fingerprints: bool,
 ) {
-    for (line, (id, outcome)) in batch.lines.iter().zip(outcomes) {
-        if matches!(outcome, Outcome::Skipped(_) | Outcome::Halted) {
-            corpus.push(outcome, fingerprints, || unreachable!("not kept"));
+    for (line, read) in batch.lines.iter().zip(outcomes) {
+        let Some((id, outcome)) = read else { continue };
+        if let Outcome::Skipped(skip) = outcome {
+            corpus.skipped.push(skip);
             continue;
         }
         let doc = corpus.documents.len() as u32;

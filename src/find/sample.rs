@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use crate::candidates::inverted::InvertedIndex;
 use crate::error::{Error, Result};
-use crate::find::read::{Corpus, Strategy};
+use crate::find::read::{Corpus, Raw, Sketcher, Strategy};
 use crate::find::{Pipeline, ScanReport, Scratch, TextPrints};
 use crate::model::{Pair, Skip, Stats};
 use crate::sim::Measure;
@@ -42,10 +42,10 @@ pub(crate) struct Samples<'p> {
     pub(crate) params: SampleParams,
 }
 
-impl Strategy for Samples<'_> {
+impl Sketcher for Samples<'_> {
     type Sketch = (Vec<u64>, Vec<u64>);
 
-    fn sketch(&self, s: &mut Scratch, _raw_len: u64) -> Option<Self::Sketch> {
+    fn sketch(&self, s: &mut Scratch, _raw: &Raw<'_>) -> Option<Self::Sketch> {
         let seed = self.p.config.seed;
         let set = self.p.shingler.hash_set_with(&s.text, seed, &mut s.set);
         if set.is_empty() {
@@ -58,7 +58,9 @@ impl Strategy for Samples<'_> {
         };
         Some((sample, supers))
     }
+}
 
+impl Strategy for Samples<'_> {
     fn pairs(&self, corpus: Corpus<Self::Sketch>, start: Instant) -> Result<ScanReport> {
         let mut c = SampledCorpus {
             documents: corpus.documents,

@@ -11,12 +11,13 @@ use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::*;
-use crate::find::Pipeline;
 use crate::find::config::{Params, ScanConfig};
+use crate::find::read::{Outcome, Raw, Sketcher};
+use crate::find::{Pipeline, Scratch};
 use crate::model::{Skip, SkipKind};
 use crate::sim::jaccard;
 use crate::sketch::minhash::agreement;
-use crate::source::files as input;
+use crate::source::files::{self as input, Entry};
 use crate::verify::{Decision, Verifier};
 
 /// Where a query document's text comes from.
@@ -149,21 +150,7 @@ impl Index {
         let (bands, rows) = (self.params.bands, self.params.rows);
         let verifier = Verifier::new(config.verify, config.threshold, self.params.num_perm);
 
-        enum Q {
-            Skipped(Skip),
-            Empty(u64),
-            Signed(Vec<u32>, u64),
-        }
-        let outcomes: Vec<Q> = docs
-            .par_iter()
-            .map(|d| match query_text(d) {
-                Err(skip) => Q::Skipped(skip),
-                Ok(text) => match pipeline.signature(&text) {
-                    Some(sig) => Q::Signed(sig, text.len() as u64),
-                    None => Q::Empty(text.len() as u64),
-                },
-            })
-            .collect();
+        let outcomes = read_queries(pipeline, docs)?;
 
         let tx = self.conn.unchecked_transaction().map_err(&err)?;
         let mut stats = QueryStats {
@@ -188,18 +175,18 @@ impl Index {
                 .map_err(&err)?;
             for (di, (d, outcome)) in docs.iter().zip(outcomes).enumerate() {
                 let (sig, bytes) = match outcome {
-                    Q::Skipped(skip) => {
+                    Outcome::Skipped(skip) => {
                         skipped.push(skip);
                         continue;
                     }
-                    Q::Empty(bytes) => {
+                    Outcome::Empty(bytes) => {
                         stats.bytes += bytes;
                         stats.empty += 1;
                         queries.push(d.id.clone());
                         query_doc.push(di);
                         continue;
                     }
-                    Q::Signed(sig, bytes) => (sig, bytes),
+                    Outcome::Sketched(sig, bytes, _) => (sig, bytes),
                 };
                 let q = queries.len() as u32;
                 queries.push(d.id.clone());
@@ -380,7 +367,52 @@ impl Index {
     }
 }
 
-/// The text of a query document, or why it has none.
+/// The query documents' signatures: one per document, through the one loop of
+/// [`crate::find::read`], files read in parallel and texts in memory sketched as they are.
+fn read_queries(pipeline: &Pipeline, docs: &[QueryDoc]) -> Result<Vec<Outcome<Vec<u32>>>> {
+    let sketcher = Signer(pipeline);
+    let files: Vec<Entry> = docs
+        .iter()
+        .filter_map(|d| match &d.source {
+            QuerySource::File(path) => Some(Entry {
+                id: d.id.clone(),
+                path: path.clone(),
+            }),
+            QuerySource::Text(_) => None,
+        })
+        .collect();
+    let mut files = pipeline.read_entries(&files, &sketcher)?.into_iter();
+    let texts: Vec<_> = docs
+        .par_iter()
+        .filter_map(|d| match &d.source {
+            QuerySource::Text(text) => Some(pipeline.read_text(text, &sketcher)),
+            QuerySource::File(_) => None,
+        })
+        .collect();
+    let mut texts = texts.into_iter();
+    Ok(docs
+        .iter()
+        .map(|d| match d.source {
+            QuerySource::File(_) => files.next(),
+            QuerySource::Text(_) => texts.next(),
+        })
+        .map(|o| o.expect("one outcome per document"))
+        .collect())
+}
+
+/// A query document's signature.
+struct Signer<'p>(&'p Pipeline);
+
+impl Sketcher for Signer<'_> {
+    type Sketch = Vec<u32>;
+
+    fn sketch(&self, s: &mut Scratch, _raw: &Raw<'_>) -> Option<Vec<u32>> {
+        self.0.sign_normalized(s)
+    }
+}
+
+/// The text of a query document, or why it has none (to read it again for exact
+/// verification).
 fn query_text(d: &QueryDoc) -> std::result::Result<std::borrow::Cow<'_, str>, Skip> {
     match &d.source {
         QuerySource::Text(t) => Ok(std::borrow::Cow::Borrowed(t)),

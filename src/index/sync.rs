@@ -1,6 +1,7 @@
 //! The writing commands: build, add, update, remove, and the scan cache. Each runs in one
-//! `IMMEDIATE` transaction: files are stat'ed, only the changed ones read and signed (in parallel,
-//! a chunk at a time), and the rows written as the chunks complete.
+//! `IMMEDIATE` transaction: files are stat'ed, only the changed ones read and signed (by the one
+//! loop of [`crate::find::read`], in parallel, a chunk at a time), and the rows written as the
+//! chunks complete.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -9,27 +10,56 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
-use xxhash_rust::xxh3::xxh3_128;
 
 use super::*;
-use crate::find::{Pipeline, SignedCorpus};
+use crate::find::read::{Outcome, Raw, Sketcher};
+use crate::find::{Pipeline, Scratch, SignedCorpus};
 use crate::model::SkipKind;
 use crate::source::files as input;
 use crate::source::files::Entry;
 use crate::source::{Document, Origin};
 
-/// A file read and, if its content changed, signed.
+/// What the index keeps of a file it reads, by the one loop of [`crate::find::read`].
 enum Fresh {
-    Unreadable(Skip),
     /// Same content as the stored row: only the size and mtime are refreshed.
-    Same {
-        size: u64,
-        mtime_ns: i64,
-    },
-    /// New or changed content.
-    Doc(Box<NewDoc>),
+    Same,
+    /// New or changed content, binary: a row with no text.
+    Binary([u8; 16]),
+    /// New or changed text, and its signature (`None`: no shingle).
+    Text([u8; 16], Option<Vec<u32>>),
 }
 
+/// The index's sketcher: a file whose content hash equals its stored row's is not signed again,
+/// a binary file is kept as a row, and any other file is signed.
+struct Rows<'a> {
+    pipeline: &'a Pipeline,
+    stored: &'a HashMap<String, Stored>,
+}
+
+impl Sketcher for Rows<'_> {
+    type Sketch = Fresh;
+
+    /// Never `None`: an empty document is kept as a row.
+    fn sketch(&self, s: &mut Scratch, raw: &Raw<'_>) -> Option<Fresh> {
+        let sig = self.pipeline.sign_normalized(s);
+        Some(Fresh::Text(raw.content.to_be_bytes(), sig))
+    }
+
+    fn content_hashes(&self) -> bool {
+        true
+    }
+
+    fn known(&self, entry: &Entry, content: u128, binary: bool) -> Option<Fresh> {
+        let hash = content.to_be_bytes();
+        if self.stored.get(&entry.id).is_some_and(|s| s.hash == hash) {
+            Some(Fresh::Same)
+        } else {
+            binary.then_some(Fresh::Binary(hash))
+        }
+    }
+}
+
+/// A row to write.
 struct NewDoc {
     kind: Kind,
     size: u64,
@@ -37,46 +67,6 @@ struct NewDoc {
     hash: [u8; 16],
     text_bytes: u64,
     signature: Option<Vec<u32>>,
-}
-
-/// Reads one file and signs it unless its content hash equals `stored`'s.
-fn read_and_sign(
-    pipeline: &Pipeline,
-    entry: &Entry,
-    size: u64,
-    mtime_ns: i64,
-    stored: Option<&Stored>,
-) -> Fresh {
-    let bytes = match fs::read(&entry.path) {
-        Ok(b) => b,
-        Err(e) => {
-            return Fresh::Unreadable(Skip::unreadable(entry.id.clone(), &e));
-        }
-    };
-    let hash = xxh3_128(&bytes).to_be_bytes();
-    if stored.is_some_and(|s| s.hash == hash) {
-        return Fresh::Same { size, mtime_ns };
-    }
-    let (kind, text_bytes, signature) = if input::looks_binary(&bytes) {
-        (Kind::Binary, 0, None)
-    } else {
-        let text = match String::from_utf8(bytes) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        };
-        match pipeline.signature(&text) {
-            Some(sig) => (Kind::Text, text.len() as u64, Some(sig)),
-            None => (Kind::Empty, text.len() as u64, None),
-        }
-    };
-    Fresh::Doc(Box::new(NewDoc {
-        kind,
-        size,
-        mtime_ns,
-        hash,
-        text_bytes,
-        signature,
-    }))
 }
 
 /// Test hook: in debug builds, `NDUP_DEBUG_PAUSE_AFTER_WRITES=N` makes a writer stop after it has
@@ -458,31 +448,40 @@ impl Index {
         }
         // Signing (in parallel, a chunk at a time) overlaps with writing the previous chunk,
         // which SQLite does on this thread.
+        pipeline.progress_total(work.len() as u64);
         std::thread::scope(|scope| -> Result<()> {
-            let (send, receive) = std::sync::mpsc::sync_channel::<Vec<Fresh>>(1);
-            let (work, entries, stored) = (&work, &entries, &stored);
+            let (send, receive) = std::sync::mpsc::sync_channel::<Vec<Outcome<Fresh>>>(1);
+            let (work, entries) = (&work, &entries);
+            let rows = Rows {
+                pipeline,
+                stored: &stored,
+            };
             scope.spawn(move || {
                 for chunk in work.chunks(CHUNK) {
-                    let fresh: Vec<Fresh> = chunk
-                        .par_iter()
-                        .map(|&(i, size, mtime)| {
-                            let e = &entries[i];
-                            read_and_sign(pipeline, e, size, mtime, stored.get(&e.id))
-                        })
-                        .collect();
+                    let chunk: Vec<&Entry> = chunk.iter().map(|&(i, _, _)| &entries[i]).collect();
+                    let read = pipeline
+                        .read_entries(&chunk, &rows)
+                        .expect("the index never halts reading");
                     // The writer stopped on an error: nothing more to do.
-                    if send.send(fresh).is_err() {
+                    if send.send(read).is_err() {
                         break;
                     }
                 }
             });
-            for (chunk, fresh) in work.chunks(CHUNK).zip(receive) {
-                for (&(i, _, _), f) in chunk.iter().zip(fresh) {
+            for (chunk, read) in work.chunks(CHUNK).zip(receive) {
+                for (&(i, size, mtime_ns), outcome) in chunk.iter().zip(read) {
                     let e = &entries[i];
                     let old = stored.get(&e.id);
-                    match f {
-                        Fresh::Unreadable(skip) => skipped.push(skip),
-                        Fresh::Same { size, mtime_ns } => {
+                    let (fresh, text_bytes) = match outcome {
+                        Outcome::Skipped(skip) => {
+                            skipped.push(skip);
+                            continue;
+                        }
+                        Outcome::Sketched(fresh, text_bytes, _) => (fresh, text_bytes),
+                        Outcome::Empty(_) => unreachable!("the index keeps every text as a row"),
+                    };
+                    let (kind, hash, signature) = match fresh {
+                        Fresh::Same => {
                             let s = old.expect("only a stored row can be the same");
                             report.read += 1;
                             report.unchanged += 1;
@@ -490,31 +489,41 @@ impl Index {
                             if keep {
                                 results[i] = Some(s.known());
                             }
+                            continue;
                         }
-                        Fresh::Doc(d) => {
-                            report.read += 1;
-                            if d.kind != Kind::Binary {
-                                report.signed += 1;
-                                signed_now[i] = true;
-                            }
-                            if old.is_some() {
-                                report.updated += 1;
-                            } else {
-                                report.added += 1;
-                            }
-                            w.put(e, old.map(|s| s.rowid), &d)?;
-                            // The scan cache reports every binary file below, read or not.
-                            if d.kind == Kind::Binary && !keep {
-                                skipped.push(binary_skip(&e.id));
-                            }
-                            if keep {
-                                results[i] = Some(Known {
-                                    kind: d.kind,
-                                    text_bytes: d.text_bytes,
-                                    signature: d.signature,
-                                });
-                            }
-                        }
+                        Fresh::Binary(hash) => (Kind::Binary, hash, None),
+                        Fresh::Text(hash, None) => (Kind::Empty, hash, None),
+                        Fresh::Text(hash, sig) => (Kind::Text, hash, sig),
+                    };
+                    let d = NewDoc {
+                        kind,
+                        size,
+                        mtime_ns,
+                        hash,
+                        text_bytes,
+                        signature,
+                    };
+                    report.read += 1;
+                    if d.kind != Kind::Binary {
+                        report.signed += 1;
+                        signed_now[i] = true;
+                    }
+                    if old.is_some() {
+                        report.updated += 1;
+                    } else {
+                        report.added += 1;
+                    }
+                    w.put(e, old.map(|s| s.rowid), &d)?;
+                    // The scan cache reports every binary file below, read or not.
+                    if d.kind == Kind::Binary && !keep {
+                        skipped.push(binary_skip(&e.id));
+                    }
+                    if keep {
+                        results[i] = Some(Known {
+                            kind: d.kind,
+                            text_bytes: d.text_bytes,
+                            signature: d.signature,
+                        });
                     }
                 }
                 w.flush()?;

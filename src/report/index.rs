@@ -16,69 +16,21 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use serde::Serialize;
-
 use super::Format;
+use super::jsonl::line;
+use super::records::{
+    IndexRecord, IndexSummary, IndexTag, MatchRecord, MatchTag, ParamsRecord, QuerySummary,
+    SkipRecord,
+};
 use crate::index::{INDEX_FORMAT_VERSION, QueryReport, SyncReport};
 use crate::model::Skip;
-
-#[derive(Serialize)]
-struct IndexRecord<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    path: &'a str,
-    format_version: i64,
-    fingerprint: &'a str,
-    documents: u64,
-}
-
-#[derive(Serialize)]
-struct MatchRecord<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    query: &'a str,
-    indexed: &'a str,
-    estimate: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    jaccard: Option<f64>,
-}
-
-#[derive(Serialize)]
-struct SkipRecord<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    id: &'a str,
-    reason_kind: &'static str,
-    reason: &'a str,
-}
-
-#[derive(Serialize)]
-struct Summary<'a, T: Serialize> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    command: Option<&'a str>,
-    #[serde(flatten)]
-    counts: &'a T,
-}
-
-fn line(w: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer(&mut *w, value)?;
-    w.write_all(b"\n")
-}
 
 fn skip_lines(skipped: &[Skip], format: Format, w: &mut dyn Write) -> io::Result<()> {
     for s in skipped {
         match format {
-            Format::Jsonl | Format::Csv | Format::Sarif | Format::Github => line(
-                w,
-                &SkipRecord {
-                    kind: "skip",
-                    id: &s.id,
-                    reason_kind: s.kind.name(),
-                    reason: &s.reason,
-                },
-            )?,
+            Format::Jsonl | Format::Csv | Format::Sarif | Format::Github => {
+                line(w, &SkipRecord::from(s))?
+            }
             Format::Text => writeln!(
                 w,
                 "skipped {}: {}",
@@ -99,11 +51,11 @@ pub fn write_query(
 ) -> io::Result<()> {
     match format {
         Format::Jsonl | Format::Csv | Format::Sarif | Format::Github => {
-            line(w, &r.params)?;
+            line(w, &ParamsRecord::from(&r.params))?;
             line(
                 w,
                 &IndexRecord {
-                    kind: "index",
+                    kind: IndexTag::Tag,
                     path: &index.to_string_lossy(),
                     format_version: INDEX_FORMAT_VERSION,
                     fingerprint: &r.fingerprint,
@@ -114,7 +66,7 @@ pub fn write_query(
                 line(
                     w,
                     &MatchRecord {
-                        kind: "match",
+                        kind: MatchTag::Tag,
                         query: &r.queries[m.query as usize],
                         indexed: &m.indexed,
                         estimate: m.estimate,
@@ -123,14 +75,7 @@ pub fn write_query(
                 )?;
             }
             skip_lines(&r.skipped, format, w)?;
-            line(
-                w,
-                &Summary {
-                    kind: "summary",
-                    command: None,
-                    counts: &r.stats,
-                },
-            )
+            line(w, &QuerySummary::from(&r.stats))
         }
         Format::Text => {
             if r.matches.is_empty() {
@@ -171,14 +116,9 @@ pub fn write_sync(
 ) -> io::Result<()> {
     skip_lines(&r.skipped, format, w)?;
     match format {
-        Format::Jsonl | Format::Csv | Format::Sarif | Format::Github => line(
-            w,
-            &Summary {
-                kind: "summary",
-                command: Some(command),
-                counts: r,
-            },
-        ),
+        Format::Jsonl | Format::Csv | Format::Sarif | Format::Github => {
+            line(w, &IndexSummary::new(r, command))
+        }
         Format::Text => writeln!(w, "{}", sync_counts(r)),
     }
 }

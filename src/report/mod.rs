@@ -1,14 +1,23 @@
 //! Stage 7: reports. Each format is one file implementing [`Reporter`]; all of them write the
 //! same [`ScanReport`] and are tested by parsing their output back.
 //!
+//! This folder owns the JSON wire format: every JSON record ndup writes (scan, query, index,
+//! dedup, tune and compare) is a struct of [`records`], written by [`jsonl`](JsonLines),
+//! [`index`], [`dedup`] or [`explain`], and described by the JSON Schemas that [`schema`]
+//! generates from those structs (committed in `docs/schema/`).
+//!
 //! Reports are deterministic: they hold no time stamps or timings (those go to the summary on
 //! stderr), so the same input and seed give byte-identical output whatever the thread count.
 
 mod csv;
+pub mod dedup;
+pub mod explain;
 mod github;
 pub mod index;
 mod jsonl;
+pub mod records;
 mod sarif;
+pub mod schema;
 mod text;
 
 use std::io::{self, Write};

@@ -140,7 +140,7 @@ impl Reporter for Sarif {
                 } },
                 "columnKind": "unicodeCodePoints",
                 "results": results,
-                "properties": { "params": r.params },
+                "properties": { "params": super::records::ParamsRecord::from(&r.params) },
             }]
         });
         serde_json::to_writer_pretty(&mut *w, &log)?;

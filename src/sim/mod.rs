@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub const EXACT_SCREEN_Z: f64 = 5.0;
 
 /// What the threshold measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Measure {
     /// Jaccard similarity of the shingle sets (default).

@@ -18,8 +18,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::{Error, Param, Result};
 use crate::sketch::minhash::{Absorber, Signer, SketchKind, SketchParams, estimate};
-use crate::text::markers::strip_ignored;
-use crate::text::normalize::{NormalizeOptions, normalize_into};
+use crate::text::normalize::NormalizeOptions;
 use crate::text::shingle::{ShingleOptions, Shingler};
 
 /// A MinHash signature with the parameters that made it (sketch kind, `num_perm`, seed).
@@ -199,7 +198,7 @@ impl MinHasher {
     /// shingle (empty after normalization): the scan never pairs such a document.
     pub fn sign(&self, text: &str) -> Option<Signature> {
         let mut normalized = String::new();
-        normalize_into(&strip_ignored(text), &self.normalize, &mut normalized);
+        crate::text::prepare_into(text, &self.normalize, &mut normalized);
         let mut sig = vec![0u32; self.signer.num_perm()];
         let signed = sign_normalized_into(
             &self.signer,

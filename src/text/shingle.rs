@@ -25,7 +25,7 @@ use crate::error::Result;
 use crate::text::normalize::first_non_ascii;
 
 /// The kind of shingle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ShingleKind {
     /// Character k-shingles.

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::sketch::minhash::standard_error;
 
 /// How candidate pairs are verified.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum VerifyMode {
     /// Signature when decisive, exact Jaccard near the threshold.

@@ -18,6 +18,7 @@ mod jsonl;
 mod output;
 mod regression;
 mod scale;
+mod schema;
 mod security;
 mod sketch;
 mod tree;

@@ -220,3 +220,42 @@ fn numbers_are_checked_before_any_work() {
         assert!(!run.stderr.contains("panicked"), "{}", run.describe());
     }
 }
+
+/// `ndup compare` normalized the texts itself and kept the `ndup:ignore` regions a scan leaves
+/// out, so it disagreed with the scan about the same two files; and `--num-perm` below 126 was
+/// refused for the default banding of a scan, which compare does not use.
+#[test]
+fn compare_sees_documents_as_a_scan_does() {
+    let d = Dir::new();
+    let body = text(95, 80);
+    d.create(
+        "a.md",
+        format!(
+            "{body}\n<!-- ndup:ignore-start -->\n{}\n<!-- ndup:ignore-end -->\n",
+            text(96, 80)
+        ),
+    );
+    d.create("b.md", format!("{body}\n"));
+    let v = d
+        .ndup()
+        .args(["compare", "a.md", "b.md", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(v["jaccard"], 1.0, "{v}");
+    let scanned = d.scan().args(["a.md", "b.md"]).ok();
+    assert_eq!(scanned.pairs()[0].estimate, 1.0);
+    let v = d
+        .ndup()
+        .args([
+            "compare",
+            "a.md",
+            "b.md",
+            "--num-perm",
+            "64",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["params"]["num_perm"], 64);
+}

@@ -34,20 +34,13 @@ pub fn run(args: CompareArgs) -> Result<Exit> {
     };
     let c = Comparison::of(&read(&args.a)?, &read(&args.b)?, &config)?;
     let (a, b) = (args.a.display().to_string(), args.b.display().to_string());
-    let text = match args.format {
-        ExplainFormat::Json => {
-            let mut v = serde_json::to_value(&c)?;
-            v["type"] = "compare".into();
-            v["a"] = a.into();
-            v["b"] = b.into();
-            format!("{v}\n")
-        }
-        ExplainFormat::Text => render(&c, &a, &b),
-    };
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .context("writing the report")?;
+    match args.format {
+        ExplainFormat::Json => ndup::report::explain::write_compare(&c, &a, &b, &mut out),
+        ExplainFormat::Text => out.write_all(render(&c, &a, &b).as_bytes()),
+    }
+    .and_then(|()| out.flush())
+    .context("writing the report")?;
     Ok(Exit::Success)
 }
 

@@ -44,7 +44,7 @@ pub fn run(args: DedupArgs) -> Result<Exit> {
         if jsonl {
             write_compressed(&name, w, |w| report.write_kept_records(w))
         } else {
-            report.write_list(w)
+            ndup::report::dedup::write_list(&report, w)
         }
     })?;
 

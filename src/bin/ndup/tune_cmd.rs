@@ -28,18 +28,13 @@ pub fn run(args: TuneArgs) -> Result<Exit> {
         args.verify.mode(),
         tuned,
     );
-    let text = match args.format {
-        ExplainFormat::Json => {
-            let mut v = serde_json::to_value(&t)?;
-            v["type"] = "tune".into();
-            format!("{v}\n")
-        }
-        ExplainFormat::Text => render(&t),
-    };
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .context("writing the report")?;
+    match args.format {
+        ExplainFormat::Json => ndup::report::explain::write_tune(&t, &mut out),
+        ExplainFormat::Text => out.write_all(render(&t).as_bytes()),
+    }
+    .and_then(|()| out.flush())
+    .context("writing the report")?;
     Ok(Exit::Success)
 }
 
