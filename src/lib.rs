@@ -22,36 +22,57 @@
 //! 11. [`report`]: JSON lines, text, CSV, SARIF and GitHub reports.
 //!
 //! The library knows nothing of the command line: the `ndup` binary turns flags into a
-//! [`find::config::ScanConfig`] and calls it.
-//!
-//! ```
-//! use ndup::find::{Pipeline, config::ScanConfig};
-//! let p = Pipeline::new(ScanConfig::default()).unwrap();
-//! let a = p.signature("The quick brown fox jumps over the lazy dog").unwrap();
-//! let b = p.signature("the quick brown fox jumps over the lazy dog!").unwrap();
-//! assert!(ndup::sketch::minhash::estimate(&a, &b) > 0.8);
-//! ```
+//! [`ScanConfig`] and calls [`scan`].
 //!
 //! To sign and compare documents one at a time, the crate root holds a small API in the shape of
 //! datasketch's: a [`MinHasher`] signs text exactly as a scan does (or your own tokens and
 //! hashes), a [`Signature`] carries the parameters that made it, so that comparing signatures
 //! made differently is an [`Error::Mismatch`], and [`MinHashLsh`] is an in-memory LSH index with
 //! the scan's banding (insert, query, remove).
+//!
+//! ```
+//! use ndup::{MinHashLsh, MinHasher};
+//! let hasher = MinHasher::new(128)?;
+//! let a = hasher.sign("The quick brown fox jumps over the lazy dog").unwrap();
+//! let b = hasher.sign("the quick brown fox jumps over the lazy dog!").unwrap();
+//! assert!(a.jaccard(&b)? > 0.8);
+//! let mut lsh = MinHashLsh::new(0.8, 128)?;
+//! lsh.insert("a", &a)?;
+//! assert_eq!(lsh.query(&b)?, ["a"]);
+//! # Ok::<(), ndup::Error>(())
+//! ```
+//!
+//! # Features
+//!
+//! - Without default features (`default-features = false`) the crate is the core: `model`,
+//!   `error`, `text`, `sim`, `sketch`, `verify`, `candidates` and `join`, with small pure-Rust
+//!   dependencies (rayon, xxhash-rust, the unicode crates, serde, thiserror, rand, bytemuck,
+//!   memchr).
+//! - `pipeline`: reading corpora (walking trees, JSON lines, gzip and zstd), the scan with every
+//!   strategy, dedup, compare, the SQLite index (bundled), accepted pairs and every report format.
+//! - `cli` (the default): the `ndup` binary.
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "pipeline")]
 pub mod accept;
 pub mod candidates;
+#[cfg(feature = "pipeline")]
 pub mod compare;
+#[cfg(feature = "pipeline")]
 pub mod dedup;
 pub mod error;
+#[cfg(feature = "pipeline")]
 pub mod find;
+#[cfg(feature = "pipeline")]
 pub mod index;
 pub mod join;
 pub mod model;
+#[cfg(feature = "pipeline")]
 pub mod report;
 pub mod sim;
 pub mod sketch;
+#[cfg(feature = "pipeline")]
 pub mod source;
 pub mod text;
 pub mod verify;
@@ -62,8 +83,11 @@ pub use candidates::minhash_lsh::MinHashLsh;
 pub use sketch::minhash::{SketchKind, SketchParams};
 pub use sketch::signature::{MinHasher, MinHasherBuilder, Signature, SignatureBuilder};
 
+#[cfg(feature = "pipeline")]
 pub use find::config::{ScanConfig, StrategyConfig};
+#[cfg(feature = "pipeline")]
 pub use find::{Pipeline, ScanReport};
+#[cfg(feature = "pipeline")]
 pub use source::Source;
 
 /// Scans `source` with `config`: the strategy the configuration chooses (signatures, samples or
@@ -76,6 +100,7 @@ pub use source::Source;
 /// }
 /// # Ok::<(), ndup::Error>(())
 /// ```
+#[cfg(feature = "pipeline")]
 pub fn scan(config: ScanConfig, source: &Source) -> Result<ScanReport> {
     Pipeline::new(config)?.scan_source(source)
 }

@@ -35,7 +35,8 @@ pub const DEFAULT_FN_WEIGHT: f64 = 100.0;
 const INTERVALS: usize = 256;
 
 /// How much a false positive and a false negative weigh.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "pipeline", derive(schemars::JsonSchema))]
 pub struct Weights {
     /// Weight of the area under the S-curve below the threshold.
     pub fp: f64,
@@ -213,7 +214,8 @@ pub fn unbanded_note(num_perm: usize, lsh: LshParams, tuned: bool) -> Option<Str
 }
 
 /// The chance that a pair of similarity `s` is lost, split by stage.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "pipeline", derive(schemars::JsonSchema))]
 pub struct Loss {
     /// The similarity.
     pub s: f64,
@@ -288,7 +290,8 @@ fn binomial(n: usize, p: f64) -> Vec<f64> {
 /// are enumerated, every band sorted as `(u64 hash, u32 document)` entries (16 bytes with padding).
 /// Document records are an estimate: the id and the path are kept (two strings of the id's
 /// length plus their headers).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "pipeline", derive(schemars::JsonSchema))]
 pub struct Memory {
     /// Signatures: `4 * num_perm` bytes per document.
     pub signatures: u64,
@@ -326,7 +329,8 @@ impl Memory {
 }
 
 /// One point of the S-curve.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "pipeline", derive(schemars::JsonSchema))]
 pub struct CurvePoint {
     /// Jaccard similarity.
     pub s: f64,
@@ -335,7 +339,8 @@ pub struct CurvePoint {
 }
 
 /// Everything `ndup tune` shows about a banding.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "pipeline", derive(schemars::JsonSchema))]
 pub struct Tuning {
     /// The threshold the banding is for.
     pub threshold: f64,

@@ -5,6 +5,7 @@
 //! not with the size of the corpus. Exact verification reads the documents of the uncertain pairs
 //! again, in bounded batches, instead of keeping every shingle set.
 
+pub(crate) mod arena;
 pub mod config;
 pub mod exact;
 pub mod read;
@@ -20,6 +21,7 @@ use rayon::prelude::*;
 
 use crate::candidates::lsh::LshIndex;
 use crate::error::{Error, Result};
+use crate::find::arena::SetArena;
 use crate::find::config::{Params, ScanConfig, StrategyConfig};
 use crate::find::read::{Corpus, Raw, Sketcher, Strategy};
 use crate::model::{Pair, Skip, SkipKind, Stats};
@@ -33,7 +35,6 @@ use crate::source::files as input;
 use crate::source::records::{RecordSource, parse_record};
 use crate::source::{Document, Origin, Source};
 use crate::text::shingle::{Shingler, dedup_into};
-use crate::verify::arena::SetArena;
 use crate::verify::{Decision, Verifier, VerifyMode};
 
 /// Pairs verified exactly per batch. Every document of a batch is read and shingled once, so a

@@ -1104,11 +1104,12 @@ fn verify(
     verified
 }
 
-/// Removes repeated hashes. A small document's hashes go through a hash table that fits in the
-/// cache and keep the order of their first appearance (five times faster than sorting them on
-/// documents of a few kilobytes); a large one's are sorted by [`sort_dedup`]. Either way the
-/// result depends only on the hashes, so identical documents give identical sets.
-pub(crate) fn dedup_hashes(v: &mut Vec<u64>) {
+/// Removes repeated hashes, making a document's shingle hashes a set for [`join`]. A small
+/// document's hashes go through a hash table that fits in the cache and keep the order of their
+/// first appearance (faster than sorting them on documents of a few kilobytes); a large one's are
+/// sorted by [`sort_dedup`]. Either way the result depends only on the hashes, so identical
+/// documents give identical sets.
+pub fn dedup_hashes(v: &mut Vec<u64>) {
     if v.len() >= 1 << 14 {
         return sort_dedup(v);
     }

@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 pub const EXACT_SCREEN_Z: f64 = 5.0;
 
 /// What the threshold measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "pipeline", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Measure {
     /// Jaccard similarity of the shingle sets (default).

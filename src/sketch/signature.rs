@@ -385,6 +385,7 @@ mod tests {
     /// scan's signature, bit for bit. The one test here that reaches up to `find`: it is the
     /// pipeline the promise is about.
     #[test]
+    #[cfg(feature = "pipeline")]
     fn slots_are_the_pipelines() {
         use crate::find::{Pipeline, config::ScanConfig};
         let texts = [

@@ -25,7 +25,8 @@ use crate::error::Result;
 use crate::text::normalize::first_non_ascii;
 
 /// The kind of shingle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "pipeline", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ShingleKind {
     /// Character k-shingles.

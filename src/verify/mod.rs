@@ -20,14 +20,13 @@
 //! The exact measures work on sorted, distinct shingle hashes (see
 //! [`Shingler::hash_set`](crate::text::shingle::Shingler::hash_set)).
 
-pub(crate) mod arena;
-
 use serde::{Deserialize, Serialize};
 
 use crate::sketch::minhash::standard_error;
 
 /// How candidate pairs are verified.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "pipeline", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum VerifyMode {
     /// Signature when decisive, exact Jaccard near the threshold.
