@@ -9,7 +9,7 @@ use crate::candidates::tune::Weights;
 use crate::error::{Param, Result};
 use crate::sim::Measure;
 use crate::sketch::minhash::{SketchKind, SketchParams};
-use crate::sketch::sample::SampleParams;
+use crate::sketch::sample::{SampleKind, SampleParams};
 use crate::source::files::InputOptions;
 use crate::text::normalize::NormalizeOptions;
 use crate::text::shingle::{ShingleKind, ShingleOptions};
@@ -152,6 +152,16 @@ impl ScanConfig {
         if let Some(s) = self.sample {
             s.validate()?;
         }
+        // Strategy rules, checked here so that a library caller gets them as the binary does.
+        if let StrategyConfig::Sample(s) = self.strategy()
+            && s.kind == SampleKind::Supershingle
+            && self.measure == Measure::Containment
+        {
+            return Err(crate::invalid![
+                "containment needs modulo sampling: supershingles miss a document inside a much \
+                 larger one"
+            ]);
+        }
         self.lsh.validate(self.num_perm)
     }
 
@@ -185,7 +195,7 @@ impl ScanConfig {
             sketch: sample.map_or(self.sketch.name(), |s| s.kind.name()),
             modulo: sample.map(|s| s.modulo),
             supershingle_size: sample
-                .filter(|s| s.kind == crate::sketch::sample::SampleKind::Supershingle)
+                .filter(|s| s.kind == SampleKind::Supershingle)
                 .map(|s| s.supershingle_size),
             num_perm: self.num_perm,
             bands: self.lsh.bands,
@@ -339,5 +349,20 @@ mod tests {
             ..Default::default()
         };
         assert!(c.validate().unwrap_err().to_string().contains("160"));
+        // A rule the binary once enforced alone: containment needs modulo sampling.
+        let c = ScanConfig {
+            measure: Measure::Containment,
+            sample: Some(SampleParams {
+                kind: SampleKind::Supershingle,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("containment needs modulo sampling")
+        );
     }
 }
