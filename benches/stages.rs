@@ -387,7 +387,7 @@ fn bench_verify(c: &mut Criterion) {
         bench.iter(|| sketch_rejects(black_box(&sa), black_box(&sb), t, EXACT_SCREEN_Z))
     });
     // The same pair split by a core of about 4,096 of the first set's elements (boilerplate
-    // shared by a batch, the size of the benchmark corpus's largest batch's): the core's part is
+    // shared by a batch, about the size of a large batch's core): the core's part is
     // counted with bits, the rest merged.
     let mut sample: Vec<u64> = a.iter().step_by((a.len() / 4096).max(1)).copied().collect();
     let core = Core::from_sample(&mut sample, 1);

@@ -1,6 +1,6 @@
 //! Corpus deduplication: keep one document per cluster of near-duplicates.
 //!
-//! 1. **Exact duplicates first.** Each document is read by the one loop of [`crate::find::read`]
+//! 1. **Exact duplicates first.** Each document is read by the one loop of `crate::find::read`
 //!    (its `ndup:ignore` regions removed and its text normalized), and the normalized text is
 //!    hashed (xxh3, 128 bits). Each distinct text is shingled and signed once, by whichever
 //!    worker meets it first; every other document with that hash is an exact duplicate of the

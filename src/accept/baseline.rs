@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::find::ScanReport;
 
 /// The version of the baseline file format.
-pub const BASELINE_FORMAT_VERSION: u32 = 1;
+pub(crate) const BASELINE_FORMAT_VERSION: u32 = 1;
 
 /// A set of accepted pairs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

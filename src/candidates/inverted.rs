@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::sketch::sample::Flat;
 
 /// An inverted index from key (sampled hash or supershingle) to the documents that have it.
-pub struct InvertedIndex {
+pub(crate) struct InvertedIndex {
     /// `(key, document)`, sorted.
     entries: Vec<(u64, u32)>,
 }
@@ -35,7 +35,7 @@ impl InvertedIndex {
     /// posting list (boilerplate, thousands of copies) is linked as a star around its first
     /// document, as LSH buckets are, so its cost stays linear. Also returns whether `a` met such
     /// a list, in which case the counts are only lower bounds. Sorted by document.
-    pub fn candidates_of(
+    pub(crate) fn candidates_of(
         &self,
         a: u32,
         keys: &[u64],
@@ -64,7 +64,7 @@ impl InvertedIndex {
     }
 
     /// Number of posting lists longer than `max_bucket`.
-    pub fn oversized(&self, max_bucket: usize) -> u64 {
+    pub(crate) fn oversized(&self, max_bucket: usize) -> u64 {
         self.entries
             .chunk_by(|x, y| x.0 == y.0)
             .filter(|c| c.len() > max_bucket)

@@ -87,7 +87,7 @@ pub struct LshIndex {
 
 /// The hash of one band of one signature.
 #[inline]
-pub fn band_hash(band: &[u32]) -> u64 {
+pub(crate) fn band_hash(band: &[u32]) -> u64 {
     xxh3_64(bytemuck::cast_slice(band))
 }
 
@@ -116,11 +116,6 @@ impl LshIndex {
     /// True when no document is indexed.
     pub fn is_empty(&self) -> bool {
         self.n == 0
-    }
-
-    /// The band hashes of document `doc`.
-    pub fn doc_hashes(&self, doc: usize) -> &[u64] {
-        &self.hashes[doc * self.params.bands..(doc + 1) * self.params.bands]
     }
 
     /// Calls `verify(a, b)` once for every candidate pair (`a < b`, indices into the signatures)

@@ -2,7 +2,7 @@
 //! time, in the shape of datasketch's `MinHashLSH`: insert, query, remove.
 //!
 //! It bands signatures as the scan does ([`LshIndex`](crate::candidates::lsh::LshIndex)): band
-//! `b` is slots `b * rows .. (b + 1) * rows`, hashed with [`band_hash`], and two signatures are
+//! `b` is slots `b * rows .. (b + 1) * rows`, hashed with `band_hash`, and two signatures are
 //! candidates when they share a band. So for the same signatures and banding, a query returns the
 //! keys the scan would pair with it (the scan also links buckets of more than `--max-bucket`
 //! members as stars, which this index does not). Candidates are not verified: compare them with

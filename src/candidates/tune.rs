@@ -69,12 +69,12 @@ fn integrate(f: impl Fn(f64) -> f64, a: f64, b: f64) -> f64 {
 }
 
 /// The area under the S-curve for `s < threshold`: how many dissimilar pairs become candidates.
-pub fn false_positive_area(p: LshParams, threshold: f64) -> f64 {
+pub(crate) fn false_positive_area(p: LshParams, threshold: f64) -> f64 {
     integrate(|s| p.candidate_probability(s), 0.0, threshold)
 }
 
 /// The area above the S-curve for `s >= threshold`: how many similar pairs are missed.
-pub fn false_negative_area(p: LshParams, threshold: f64) -> f64 {
+pub(crate) fn false_negative_area(p: LshParams, threshold: f64) -> f64 {
     integrate(|s| 1.0 - p.candidate_probability(s), threshold, 1.0)
 }
 
@@ -233,7 +233,7 @@ pub struct Loss {
 /// band agrees in all its rows and the verifier does not reject its agreement count; above the
 /// threshold the exact Jaccard never rejects, so the verifier loses only the pairs whose count
 /// falls below [`Verifier::min_matches`].
-pub fn expected_loss(s: f64, num_perm: usize, lsh: LshParams, verifier: &Verifier) -> Loss {
+pub(crate) fn expected_loss(s: f64, num_perm: usize, lsh: LshParams, verifier: &Verifier) -> Loss {
     let min = verifier.min_matches();
     let candidate = (1.0 - s.powi(lsh.rows as i32)).powi(lsh.bands as i32);
     // dist[m][full]: probability of m agreeing slots so far, and whether some band agreed fully.
@@ -299,18 +299,18 @@ pub struct Memory {
     pub band_hashes: u64,
     /// Sorted band buckets while candidates are enumerated: `16 * bands` bytes per document.
     pub band_buckets: u64,
-    /// Document records (id, path, index), assuming ids of [`ASSUMED_ID_BYTES`] bytes.
+    /// Document records (id, path, index), assuming ids of `ASSUMED_ID_BYTES` bytes.
     pub documents: u64,
     /// The sum.
     pub total: u64,
 }
 
 /// The average id (path) length assumed by [`Memory`].
-pub const ASSUMED_ID_BYTES: u64 = 40;
+pub(crate) const ASSUMED_ID_BYTES: u64 = 40;
 
 impl Memory {
     /// The estimate for one million documents.
-    pub fn per_million(num_perm: usize, lsh: LshParams) -> Memory {
+    pub(crate) fn per_million(num_perm: usize, lsh: LshParams) -> Memory {
         const N: u64 = 1_000_000;
         let signatures = N * 4 * num_perm as u64;
         let band_hashes = N * 8 * lsh.bands as u64;

@@ -3,9 +3,8 @@
 //!
 //! Why: a set allocated on its own is fresh memory, faulted in a page at a time, and handed
 //! back to the system when the batch is dropped, so that the next batch faults it in again.
-//! Chunks kept from batch to batch are faulted in once. (Marking them for transparent huge
-//! pages was tried: on the benchmark machine the kernel then spent longer clearing 2 MiB
-//! pages than it had spent on 4 KiB faults.)
+//! Chunks kept from batch to batch are faulted in once. (Not as transparent huge pages: the
+//! kernel spends longer clearing 2 MiB pages than 4 KiB faults cost; see docs/design-notes.md.)
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -16,7 +15,7 @@ const CHUNK_WORDS: usize = 1 << 19;
 
 /// Where a set was stored: look it up in the [`Sets`] its arena became.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SetRef {
+pub(crate) struct SetRef {
     chunk: u32,
     start: usize,
     len: usize,
@@ -25,7 +24,7 @@ pub struct SetRef {
 /// An arena that many threads store sets into at once. Each thread fills its own chunk, so
 /// stores do not contend; [`finish`](Self::finish) turns the arena into read-only [`Sets`], and
 /// [`Sets::recycle`] turns those back into an empty arena that keeps the memory.
-pub struct SetArena {
+pub(crate) struct SetArena {
     /// The chunk being filled by each thread of the current pool, by thread index.
     open: Vec<Mutex<Option<Open>>>,
     /// Chunks that are full, with their ids.
@@ -50,7 +49,7 @@ impl Default for SetArena {
 
 impl SetArena {
     /// An arena whose chunks hold `chunk_words` hashes (at least one).
-    pub fn with_chunk_words(chunk_words: usize) -> Self {
+    pub(crate) fn with_chunk_words(chunk_words: usize) -> Self {
         let threads = rayon::current_num_threads().max(1);
         SetArena {
             open: (0..threads).map(|_| Mutex::new(None)).collect(),
@@ -63,7 +62,7 @@ impl SetArena {
 
     /// Copies `set` into the arena.
     #[cfg(test)]
-    pub fn store(&self, set: &[u64]) -> SetRef {
+    pub(crate) fn store(&self, set: &[u64]) -> SetRef {
         self.store_with(set.len(), |room| {
             room.copy_from_slice(set);
             set.len()
@@ -73,7 +72,11 @@ impl SetArena {
     /// Stores the set that `fill` writes to the front of `max_len` words of room, and keeps as
     /// many words as it returns. Why: a set with repeats left in is copied here once, the
     /// repeats dropped on the way (see [`dedup_into`](crate::text::shingle::dedup_into)).
-    pub fn store_with(&self, max_len: usize, fill: impl FnOnce(&mut [u64]) -> usize) -> SetRef {
+    pub(crate) fn store_with(
+        &self,
+        max_len: usize,
+        fill: impl FnOnce(&mut [u64]) -> usize,
+    ) -> SetRef {
         if max_len == 0 {
             return SetRef {
                 chunk: 0,
@@ -154,7 +157,7 @@ impl Sets {
     }
 
     /// An empty arena that fills this one's memory again.
-    pub fn recycle(self) -> SetArena {
+    pub(crate) fn recycle(self) -> SetArena {
         let arena = SetArena::with_chunk_words(self.chunk_words);
         *arena.spare.lock().unwrap_or_else(|e| e.into_inner()) =
             self.chunks.into_iter().chain(self.spare).collect();

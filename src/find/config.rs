@@ -349,7 +349,7 @@ mod tests {
             ..Default::default()
         };
         assert!(c.validate().unwrap_err().to_string().contains("160"));
-        // A rule the binary once enforced alone: containment needs modulo sampling.
+        // Containment needs modulo sampling: a library caller gets this rule too.
         let c = ScanConfig {
             measure: Measure::Containment,
             sample: Some(SampleParams {

@@ -15,7 +15,7 @@ use crate::source::Document;
 
 /// Every document read, with the shingle set of each non-empty one: exact mode's phase one.
 #[derive(Debug, Clone, Default)]
-pub struct ShingledCorpus {
+pub(crate) struct ShingledCorpus {
     /// Every document read, in input order.
     pub documents: Vec<Document>,
     /// The sorted, distinct shingle hashes of each non-empty document.
@@ -35,7 +35,7 @@ pub struct ShingledCorpus {
 
 impl ShingledCorpus {
     /// Phase one's peak: the sets, plus the largest document in each of `threads` workers.
-    pub fn memory_estimate(&self, threads: u64) -> u64 {
+    pub(crate) fn memory_estimate(&self, threads: u64) -> u64 {
         self.held_bytes + threads * self.largest_document_bytes
     }
 }
@@ -111,7 +111,11 @@ impl Strategy for Sets<'_> {
 }
 
 /// Joins a [`ShingledCorpus`] and builds the report.
-pub fn finish(config: &ScanConfig, corpus: ShingledCorpus, start: Instant) -> Result<ScanReport> {
+pub(crate) fn finish(
+    config: &ScanConfig,
+    corpus: ShingledCorpus,
+    start: Instant,
+) -> Result<ScanReport> {
     let phase_one = corpus.memory_estimate(rayon::current_num_threads() as u64);
     let ShingledCorpus {
         documents,

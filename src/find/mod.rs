@@ -7,9 +7,9 @@
 
 pub(crate) mod arena;
 pub mod config;
-pub mod exact;
-pub mod read;
-pub mod sample;
+pub(crate) mod exact;
+pub(crate) mod read;
+pub(crate) mod sample;
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -43,16 +43,16 @@ use crate::verify::{Decision, Verifier, VerifyMode};
 const EXACT_BATCH_PAIRS: usize = 1 << 22;
 
 /// Documents read again per batch of exact verification, unless one connected component of
-/// the pairs has more (see [`exact_batches`]). On the benchmark corpus the 11,000 documents
-/// read again make nine batches, and the largest component (3,900 documents, 70 MB of sets)
-/// sets the peak: 148 MB instead of 300 for the whole run's sets.
+/// the pairs has more (see [`exact_batches`]). Why: only one batch's sets are held at once, so
+/// peak memory follows the largest batch (usually the largest component), not the whole run's
+/// sets.
 const EXACT_BATCH_DOCS: usize = 1 << 10;
 
 /// Pairs per document a batch of exact verification needs before its sets are sketched
 /// ([`bin_sketch`]). Why: making a sketch costs about as much as merging a few thousand
-/// elements, and each hopeless pair it rejects saves 700-1,500. On the benchmark corpus the
-/// batch of 3,900 man pages of one program, with 35 pairs each, merges in 73 ms instead of 110;
-/// the batches of fewer than 5 pairs a document lost more to sketching than they saved.
+/// elements, and each hopeless pair it rejects saves the start of a merge, so a set must serve
+/// several pairs to repay its sketch; in sparser batches sketching costs more than it saves
+/// (measured in docs/design-notes.md).
 const SKETCH_MIN_PAIRS_PER_SET: usize = 8;
 
 /// The fewest documents read in a batch before its core (see [`Core`]) is worth finding: the
@@ -62,9 +62,9 @@ const CORE_MIN_DOCS: usize = 512;
 /// The sets a batch's core is found in, spread evenly over its documents.
 const CORE_SAMPLE: usize = 64;
 
-/// The share of the sample's sets an element must be in to be in the core: one in ten. On the
-/// benchmark corpus's largest batch, one in five, ten or twenty gave cores of 3,073, 3,697 and
-/// 6,262 elements, holding 73%, 76% and 80% of the batch's elements, and merges as fast.
+/// The share of the sample's sets an element must be in to be in the core: one in ten. Why:
+/// a lower share grows the core with elements few sets hold, for little more of the batch's
+/// elements; the merges are about as fast over a wide range of shares.
 const CORE_MIN_SHARE: usize = 10;
 
 /// The fewest elements a core needs to be kept: a smaller one saves less than the pass that
@@ -158,9 +158,9 @@ pub(crate) struct Scratch {
 }
 
 /// One [`Scratch`] per thread of the pool, kept from batch to batch of exact verification.
-/// Why: rayon's `map_init` makes a fresh one for each piece of work it splits off (160 for the
-/// 11,000 documents read again on the benchmark corpus), and each grew its buffers again,
-/// zeroing and faulting in fresh memory.
+/// Why: rayon's `map_init` makes a fresh one for each piece of work it splits off, far more
+/// than there are threads, and each would grow its buffers again, zeroing and faulting in
+/// fresh memory.
 struct Scratches(Vec<Mutex<Scratch>>);
 
 impl Scratches {
@@ -186,9 +186,8 @@ const SCRATCH_KEEP_BYTES: usize = 1 << 20;
 impl Scratch {
     /// Frees the buffers that a large document grew. Why: otherwise each thread keeps its
     /// largest document's file, text and shingles to the end of the run, and peak memory
-    /// counts every thread's largest document (two 9 MB buffers each for the benchmark
-    /// corpus's largest file), not only the ones being read. Growing them again for the few
-    /// large documents costs well under a millisecond each.
+    /// counts every thread's largest document, not only the ones being read. Growing them
+    /// again costs little next to reading and shingling a document that large.
     fn release_large(&mut self) {
         use crate::text::shingle::release_large;
         release_large(&mut self.file, SCRATCH_KEEP_BYTES);
@@ -292,7 +291,7 @@ impl Pipeline {
     }
 
     /// The verifier of candidate pairs.
-    pub fn verifier(&self) -> &Verifier {
+    pub(crate) fn verifier(&self) -> &Verifier {
         &self.verifier
     }
 
@@ -1010,9 +1009,9 @@ struct Small {
 /// Why: a document in many pairs is best read once, its sorted set kept and merged with each;
 /// in a small component each set would be sorted, stored and merged once or twice, and counting
 /// all its overlaps in one table as the hashes are made costs far less (see [`OverlapTable`]),
-/// with nothing stored. On the benchmark corpus 1,585 of the 1,648 connected components have at
-/// most eight documents, and they hold 56% of the bytes read again. Records are left to the
-/// batches, which read each source once per batch in offset order.
+/// with nothing stored. Most components are small (lone pairs, a few near copies of one text),
+/// so this path carries much of the text read again. Records are left to the batches, which
+/// read each source once per batch in offset order.
 fn small_components(docs: &[Document], pairs: Vec<Pair>) -> (Vec<Small>, Vec<Pair>) {
     let (component, count) = pair_components(docs.len(), &pairs);
     // Each component's documents, until it proves too large or holds a record.
@@ -1689,9 +1688,8 @@ mod tests {
         assert_eq!(sign(VerifyMode::Signature), 0);
     }
 
-    /// `scan_records` once signed every record whatever the configuration: it ignored exact
-    /// mode and the sample sketches, yet reported `"mode":"exact"`. The strategy is now chosen
-    /// once, for every source.
+    /// Records go through the strategy the configuration chooses, as files do: exact mode
+    /// and the sample sketches apply to them, and the report's parameters say which ran.
     #[test]
     fn records_are_scanned_by_the_strategy_the_config_chooses() {
         let dir = tempfile::tempdir().unwrap();

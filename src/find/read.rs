@@ -95,7 +95,7 @@ pub(crate) trait Strategy: Sketcher {
 
 /// Every document read, with the sketch of each non-empty one: phase one of every strategy.
 #[derive(Debug)]
-pub struct Corpus<S> {
+pub(crate) struct Corpus<S> {
     /// Every document read, in input order.
     pub documents: Vec<Document>,
     /// The sketches of the non-empty documents, in input order.

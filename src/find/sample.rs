@@ -19,7 +19,7 @@ use crate::verify::Decision;
 
 /// Every document read, with the samples of the non-empty ones: phase one of the sample path.
 #[derive(Debug, Clone, Default)]
-pub struct SampledCorpus {
+pub(crate) struct SampledCorpus {
     /// Every document read, in input order.
     pub documents: Vec<Document>,
     /// The sorted modulo sample of each non-empty document.
@@ -79,7 +79,7 @@ impl Strategy for Samples<'_> {
 
 /// Phase two: candidates from the inverted index, judged by their sample estimate, then the same
 /// exact verification and report as the signature path.
-pub fn find_pairs(
+pub(crate) fn find_pairs(
     p: &Pipeline,
     sample: SampleParams,
     corpus: SampledCorpus,

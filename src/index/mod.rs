@@ -24,7 +24,7 @@
 //!
 //! Change detection is that of `git` and `rsync`: a file whose size and modification time match
 //! its row is unchanged and not even read; otherwise its content hash decides whether it must be
-//! signed again. A file modified within [`RACY_WINDOW_NS`] of the moment it was indexed could have
+//! signed again. A file modified within `RACY_WINDOW_NS` of the moment it was indexed could have
 //! changed again within the same clock tick, so it is always re-hashed (git's "racily clean"
 //! entries).
 
@@ -50,18 +50,18 @@ use crate::text::shingle::ShingleKind;
 pub use query::{Match, QueryDoc, QueryReport, QuerySource, QueryStats};
 
 /// `PRAGMA application_id` of an ndup index: the bytes "ndup".
-pub const APPLICATION_ID: i32 = 0x6E64_7570;
+pub(crate) const APPLICATION_ID: i32 = 0x6E64_7570;
 
 /// The index format (`PRAGMA user_version` and `meta.format_version`). Bumped when the schema or
 /// the meaning of a column changes. 2: FSS and OPH signatures take round 0 from the shingle
 /// hashes' own bits, and classic MinHash permutes 32-bit fingerprints, so signatures stored by
 /// format 1 no longer match new ones.
-pub const INDEX_FORMAT_VERSION: i64 = 2;
+pub(crate) const INDEX_FORMAT_VERSION: i64 = 2;
 
 /// A file modified less than this before it was indexed is re-hashed on every update, because a
 /// second change within the file system's timestamp granularity would not show in its mtime.
 /// Two seconds covers the coarsest common file systems (FAT).
-pub const RACY_WINDOW_NS: i64 = 2_000_000_000;
+pub(crate) const RACY_WINDOW_NS: i64 = 2_000_000_000;
 
 /// How long a writer waits for another writer to finish before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -171,7 +171,7 @@ impl IndexParams {
 
     /// Each parameter that differs, as `(what the index was built with, what this run uses)`, in
     /// command-line terms.
-    pub fn differences(&self, run: &IndexParams) -> Vec<(String, String)> {
+    pub(crate) fn differences(&self, run: &IndexParams) -> Vec<(String, String)> {
         let mut d = Vec::new();
         let mut value = |flag: &str, built: String, now: String| {
             if built != now {

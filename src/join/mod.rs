@@ -61,7 +61,7 @@ pub struct Threshold {
 const MAX_DECIMALS: usize = 27;
 
 /// Total shingles a join accepts: positions and tokens are `u32`.
-pub const MAX_TOTAL_TOKENS: u64 = u32::MAX as u64;
+pub(crate) const MAX_TOTAL_TOKENS: u64 = u32::MAX as u64;
 
 impl Threshold {
     /// The exact fraction of `t`, which must be in `[0, 1]`.
@@ -135,7 +135,7 @@ impl Threshold {
     ///
     /// `o / (a + b - o) >= num / den  <=>  o (num + den) >= num (a + b)`, and the overlap is an
     /// integer, so it must be at least `ceil(num (a + b) / (num + den))`: exact, not a bound.
-    pub fn jaccard_overlap(&self, a: u64, b: u64) -> u64 {
+    pub(crate) fn jaccard_overlap(&self, a: u64, b: u64) -> u64 {
         match self.small {
             Some((n, d)) => (n * (a + b)).div_ceil(n + d),
             None => (self.num * (a + b) as u128).div_ceil(self.num + self.den) as u64,
@@ -145,12 +145,14 @@ impl Threshold {
     /// The smallest overlap that gives containment >= t for sets of sizes `a` and `b`.
     ///
     /// `max(o / a, o / b) = o / min(a, b) >= num / den  <=>  o >= ceil(num min(a, b) / den)`.
-    pub fn containment_overlap(&self, a: u64, b: u64) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn containment_overlap(&self, a: u64, b: u64) -> u64 {
         self.ceil_of(a.min(b))
     }
 
     /// The smallest overlap that passes under `measure`.
-    pub fn required_overlap(&self, measure: Measure, a: u64, b: u64) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn required_overlap(&self, measure: Measure, a: u64, b: u64) -> u64 {
         match measure {
             Measure::Jaccard => self.jaccard_overlap(a, b),
             Measure::Containment => self.containment_overlap(a, b),
@@ -158,7 +160,7 @@ impl Threshold {
     }
 
     /// Whether two non-empty sets of sizes `a` and `b` with `overlap` common shingles pass, by the
-    /// cross-multiplied comparison (independent of [`Threshold::required_overlap`], which the
+    /// cross-multiplied comparison (independent of `Threshold::required_overlap`, which the
     /// tests check against it).
     pub fn passes(&self, measure: Measure, a: u64, b: u64, overlap: u64) -> bool {
         let o = overlap as u128;
@@ -226,7 +228,7 @@ pub struct JoinStats {
     pub index_entries: u64,
     /// Candidate pairs that survived the filters and were verified by a merge.
     pub candidates: u64,
-    /// The memory estimate checked before the join, in bytes (see [`memory_estimate`]).
+    /// The memory estimate checked before the join, in bytes.
     pub memory_estimate: u64,
 }
 
@@ -246,24 +248,23 @@ pub struct JoinOptions {
     pub threshold: Threshold,
     /// What it measures.
     pub measure: Measure,
-    /// Refuse to start when [`memory_estimate`] exceeds this many bytes.
+    /// Refuse to start when the join's memory estimate exceeds this many bytes.
     pub max_memory: Option<u64>,
 }
 
 /// Bytes per shingle while the sets are turned into tokens, the peak of a join: the 64-bit hash
 /// sets (8), the bucketed copy of every hash (8) with its position (4), and 3 for the frequencies
-/// of the distinct shingles and the allocator (1,000,000 generated records peaked at 22.3 bytes
-/// per shingle). The join itself needs less: tokens (4) and an index of 8 bytes per entry, at
-/// most one entry per token.
-pub const BYTES_PER_TOKEN: u64 = 23;
+/// of the distinct shingles and the allocator's overhead. The join itself needs less: tokens
+/// (4) and an index of 8 bytes per entry, at most one entry per token.
+pub(crate) const BYTES_PER_TOKEN: u64 = 23;
 /// Bytes per set: the set's `Vec` (24), its size, offset, order and group (24), and a candidate
 /// slot in each worker thread (16 per thread, added separately).
-pub const BYTES_PER_SET: u64 = 48;
+pub(crate) const BYTES_PER_SET: u64 = 48;
 
 /// The memory a join of `sets` sets holding `tokens` shingles in all needs at its peak, with
 /// `threads` workers and `pairs` pairs known in advance (only at threshold 0), in bytes. Pairs
 /// found otherwise are not known in advance and not counted.
-pub fn memory_estimate(sets: u64, tokens: u64, threads: u64, pairs: u64) -> u64 {
+pub(crate) fn memory_estimate(sets: u64, tokens: u64, threads: u64, pairs: u64) -> u64 {
     tokens * BYTES_PER_TOKEN
         + sets * (BYTES_PER_SET + 16 * threads)
         + pairs * (std::mem::size_of::<Match>() + std::mem::size_of::<crate::model::Pair>()) as u64
@@ -475,7 +476,7 @@ impl TokenSets {
         let total = offsets[n];
         assert!(total as u64 <= MAX_TOTAL_TOKENS, "checked by the caller");
         // At most 256 buckets: every chunk writes to two streams per bucket, and more streams
-        // than the TLB can map made the scatter several times slower on 200 M shingles.
+        // than the TLB can map would make the scatter miss on nearly every write.
         let bits = (total / BUCKET_TARGET).max(1).ilog2().min(8) as usize;
         let nb = 1usize << bits;
         let bucket = move |h: u64| {
@@ -1109,7 +1110,7 @@ fn verify(
 /// first appearance (faster than sorting them on documents of a few kilobytes); a large one's are
 /// sorted by [`sort_dedup`]. Either way the result depends only on the hashes, so identical
 /// documents give identical sets.
-pub fn dedup_hashes(v: &mut Vec<u64>) {
+pub(crate) fn dedup_hashes(v: &mut Vec<u64>) {
     if v.len() >= 1 << 14 {
         return sort_dedup(v);
     }
@@ -1138,8 +1139,8 @@ pub fn dedup_hashes(v: &mut Vec<u64>) {
 
 /// Sorts `v` and removes repeats. A large document's hashes are first split on their top byte
 /// into `buf` (one counting pass; the hashes are uniform, so the 256 parts are even), and each
-/// part is sorted while it fits in the cache: a third faster than one `sort_unstable` on the
-/// documentation corpus of the README, where `radsort`'s eight LSD passes were slower still.
+/// part is sorted while it fits in the cache. Why: one `sort_unstable` over the whole works
+/// out of cache, and an LSD radix sort's eight passes over 64-bit keys cost more still.
 fn sort_dedup(v: &mut Vec<u64>) {
     if v.len() < 1 << 14 {
         v.sort_unstable();

@@ -6,7 +6,7 @@
 
 /// Union-find with path halving and union by size.
 #[derive(Debug, Clone)]
-pub struct UnionFind {
+pub(crate) struct UnionFind {
     parent: Vec<u32>,
     size: Vec<u32>,
 }
@@ -48,7 +48,7 @@ impl UnionFind {
 /// Groups of two or more of the `n` items linked by `edges`. Each group is sorted ascending and the
 /// groups are ordered by their first member, so the result depends only on the edges, never on
 /// their order.
-pub fn components(n: usize, edges: impl IntoIterator<Item = (u32, u32)>) -> Vec<Vec<u32>> {
+pub(crate) fn components(n: usize, edges: impl IntoIterator<Item = (u32, u32)>) -> Vec<Vec<u32>> {
     let mut uf = UnionFind::new(n);
     for (a, b) in edges {
         uf.union(a, b);

@@ -1,7 +1,7 @@
 //! The data every stage shares: pairs, counts, and documents skipped with their reasons. It
 //! depends on nothing else in the crate.
 
-pub mod cluster;
+pub(crate) mod cluster;
 
 use std::time::Duration;
 
@@ -76,7 +76,8 @@ pub fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// A reported pair. `a` and `b` index [`ScanReport::documents`]; `a`'s id sorts before `b`'s.
+/// A reported pair. `a` and `b` index
+/// [`ScanReport::documents`](crate::ScanReport::documents); `a`'s id sorts before `b`'s.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Pair {
     /// The first document.
@@ -143,7 +144,7 @@ fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::O
 
 impl Stats {
     /// Counts one skipped document under its kind.
-    pub fn count_skip(&mut self, kind: SkipKind) {
+    pub(crate) fn count_skip(&mut self, kind: SkipKind) {
         match kind {
             SkipKind::Binary => self.skipped_binary += 1,
             SkipKind::Unreadable => self.skipped_unreadable += 1,

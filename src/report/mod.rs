@@ -27,7 +27,9 @@ use serde::{Deserialize, Serialize};
 pub use csv::Csv;
 pub use github::Github;
 pub use jsonl::JsonLines;
-pub use sarif::{RULE_ID, Sarif, path_uri};
+#[cfg(test)]
+use sarif::RULE_ID;
+pub use sarif::Sarif;
 pub use text::Text;
 
 use crate::find::ScanReport;
@@ -106,7 +108,7 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
 
 /// Where document `doc` is, for formats that point at files: its path (a file) or its source
 /// (a JSON-lines record), and the line it starts on.
-pub fn location(report: &ScanReport, doc: u32) -> (String, u64) {
+pub(crate) fn location(report: &ScanReport, doc: u32) -> (String, u64) {
     let d = &report.documents[doc as usize];
     match &d.origin {
         Origin::File(_) => (d.id.clone(), 1),

@@ -21,11 +21,11 @@ use crate::find::ScanReport;
 pub struct Sarif;
 
 /// The id of the one rule.
-pub const RULE_ID: &str = "ndup/near-duplicate";
+pub(crate) const RULE_ID: &str = "ndup/near-duplicate";
 
 /// A path as a relative URI reference (or a `file://` URI when absolute): forward slashes, and
 /// percent-encoding for every byte that is not unreserved or a path separator.
-pub fn path_uri(path: &str) -> String {
+pub(crate) fn path_uri(path: &str) -> String {
     let p = path.replace('\\', "/");
     let p = p.trim_start_matches("./");
     let mut out = String::with_capacity(p.len());

@@ -12,7 +12,7 @@
 //! Versioning: a document's `$id` ends in [`FORMAT_VERSION`] (`urn:ndup:schema:scan:v1`), which
 //! it also records as `x-ndup-format-version`; the `params` record requires its
 //! `format_version` to be that number, and the `index` record of `ndup query` requires the index
-//! format ([`INDEX_FORMAT_VERSION`], also recorded as `x-ndup-index-format-version`). Adding a
+//! format (`INDEX_FORMAT_VERSION`, also recorded as `x-ndup-index-format-version`). Adding a
 //! record type or an optional field changes a schema without a new version; renaming or
 //! removing a field, or changing its meaning, bumps [`FORMAT_VERSION`].
 

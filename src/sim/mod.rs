@@ -5,7 +5,8 @@
 //! [`Shingler::hash_set`](crate::text::shingle::Shingler::hash_set)).
 
 pub mod overlap;
-pub use overlap::{Filler, MAX_SETS, Overlap, OverlapTable, members_of};
+pub use overlap::{Filler, Overlap, OverlapTable};
+pub(crate) use overlap::{MAX_SETS, members_of};
 
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +28,7 @@ pub enum Measure {
 }
 
 /// Size of the intersection of two sorted, distinct slices.
-pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
+pub(crate) fn intersection_size(a: &[u64], b: &[u64]) -> usize {
     merge(a, b, usize::MAX).2
 }
 
@@ -57,9 +58,9 @@ fn merge(a: &[u64], b: &[u64], a_end: usize) -> (usize, usize, usize) {
 
 /// The merge four elements at a time with AVX2.
 ///
-/// Why: the scalar merge is one long dependency chain (load, compare, advance, load again), about
-/// seven cycles a step, and exact verification is mostly merging. Here a block of four from each
-/// side is compared all against all (three rotations), and the block with the smaller last
+/// Why: the scalar merge is one long dependency chain (load, compare, advance, load again) per
+/// step, and exact verification is mostly merging. Here a block of four from each side is
+/// compared all against all (three rotations), and the block with the smaller last
 /// element moves on (both when equal). A match lies in blocks that meet: when a block moves on,
 /// every element of the other side equal to one of its own is in the other's current block.
 #[cfg(target_arch = "x86_64")]
@@ -137,8 +138,8 @@ mod simd {
     /// The last elements of the blocks after the current ones are loaded ahead, and the one
     /// that becomes current is picked without a branch (which side moves on is a coin toss the
     /// predictor loses half the time). So the step-to-step chain is compare and select, not
-    /// load, compare and advance: 1.6 times as fast on a pair at Jaccard 0.8 (the stage bench),
-    /// while two nearly equal sets, whose blocks move in lockstep, gain nothing.
+    /// load, compare and advance. Pairs whose blocks move on unpredictably (Jaccard well below
+    /// 1) gain the most; two nearly equal sets, whose blocks move in lockstep, gain nothing.
     ///
     /// # Safety
     /// The CPU must support AVX2.
@@ -151,8 +152,8 @@ mod simd {
         let (a_last, b_last) = (a.len() - 1, b.len() - 1);
         let (mut amax, mut bmax) = (a[3], b[3]);
         // While the next blocks are whole, their last elements need no clamping: two steps
-        // fewer in the chain from one step to the next (0.69 -> 0.59 ns an element on a pair
-        // at 0.85). The loop after this one finishes the last blocks.
+        // fewer in the chain from one step to the next. The loop after this one finishes the
+        // last blocks.
         while i + 8 <= a.len() && j + 8 <= b.len() {
             // SAFETY: both blocks, and the next ones, lie within their slices.
             let (va, vb, a_next, b_next) = unsafe {
@@ -197,7 +198,7 @@ pub fn jaccard_at_least(a: &[u64], b: &[u64], t: f64) -> Option<f64> {
 }
 
 /// The fewest union elements a merge's sample must hold before [`jaccard_screened`] judges it.
-pub const SCREEN_MIN_SAMPLE: usize = 256;
+pub(crate) const SCREEN_MIN_SAMPLE: usize = 256;
 
 /// Like [`jaccard_at_least`], and it also stops a merge that is statistically hopeless: when the
 /// shingles merged so far put the Jaccard more than `z` standard errors below `t`.
@@ -206,22 +207,21 @@ pub const SCREEN_MIN_SAMPLE: usize = 256;
 /// are a uniform random sample of the union, and the share of them in both sets estimates the
 /// Jaccard with standard error at most sqrt(t(1-t)/u) for a union sample of u (the same
 /// estimator as a MinHash signature's, with thousands of samples in place of 128). A pair is
-/// judged only once its sample holds [`SCREEN_MIN_SAMPLE`] elements. Why it matters: the pairs
+/// judged only once its sample holds `SCREEN_MIN_SAMPLE` elements. Why it matters: the pairs
 /// exact verification rejects lie mostly between 0.6 and 0.8, and the exact bound (the shingles
 /// left could all match) stops their merges only after two thirds of their elements; the sample
 /// stops most of them within the first thousand or two. A pair that passes is always merged in
 /// full, so every Jaccard returned is exact.
 ///
-/// The cost in recall, measured: of 200,000 pairs of 300 to 30,000 elements at exactly the
-/// threshold 0.8, the screen at z = 5 dropped 1 (z = 4.5: 1; z = 3: 84 of 20,000): 5e-6, about
-/// 17 times one normal test's 3e-7, because a merge is judged many times and where it stops
-/// depends on the data. The signature prefilter before it drops about 1 such pair in 10,000
-/// (128 slots at four standard errors).
+/// The cost in recall: a merge is judged many times, and where it stops depends on the data,
+/// so a pair exactly at the threshold is dropped more often than by one normal test at z = 5
+/// (3e-7), but still far less often than by the signature prefilter before it (128 slots at
+/// four standard errors).
 pub fn jaccard_screened(a: &[u64], b: &[u64], t: f64, z: f64) -> Option<f64> {
     merge_at_least(a, b, t, Some(z)).0
 }
 
-/// A set split by a [`core`](core_of): which of the core's elements it holds, one bit each
+/// A set split by a [`core`](Core): which of the core's elements it holds, one bit each
 /// (bit `i % 64` of word `i / 64` for `core[i]`), and the rest of its elements, sorted.
 #[derive(Debug, Clone, Copy)]
 pub struct Split<'a> {
@@ -248,20 +248,19 @@ impl Split<'_> {
     }
 }
 
-/// The elements shared by many sets of a batch, which [`Core::split`] takes out of each set
+/// The elements shared by many sets of a batch, which [`Core::split_into`] takes out of each set
 /// as bits.
 ///
 /// Why: in a batch of many documents of one kind (a program's manual pages, one site's pages),
 /// boilerplate makes up much of every set, and each merge goes through it again. Held as bits,
-/// that part of an overlap is a few `and`s and popcounts, and the sets stored are smaller. On
-/// the benchmark corpus's largest batch (3,895 manual pages of one program), the elements in at
-/// least a tenth of 64 sampled sets are 3,697 hashes and 76% of all the sets' elements.
+/// that part of an overlap is a few `and`s and popcounts, and the sets stored are smaller. In
+/// such a batch a few thousand shared hashes can make up most of every set's elements.
 #[derive(Debug, Clone, Default)]
 pub struct Core {
     /// The core's elements, sorted: element `i` is bit `i`.
     elements: Vec<u64>,
     /// An open-addressing table of the elements (linear probing on the top bits), for
-    /// [`Core::split`]'s lookups, with each slot's element number plus one (0: empty).
+    /// [`Core::split_into`]'s lookups, with each slot's element number plus one (0: empty).
     keys: Vec<u64>,
     numbers: Vec<u32>,
     shift: u32,
@@ -423,7 +422,7 @@ fn merge_from(a: &[u64], b: &[u64], base: Base, t: f64, z: Option<f64>) -> (Opti
     while i < a.len() && j < b.len() {
         // Check the bounds once per stretch of 512 elements of `a`, not on every step; of 128
         // at first, so that the screen judges a hopeless pair soon after its sample is large
-        // enough (on the benchmark corpus: 244 -> 207 million elements merged by failing pairs).
+        // enough, when most failing pairs can be stopped.
         let stride = if i < 2048 { 128 } else { 512 };
         let (di, dj, dn) = merge(&a[i..], &b[j..], stride);
         (i, j, n) = (i + di, j + dj, n + dn);
@@ -460,15 +459,15 @@ const SKETCH_BITS: u32 = 11;
 
 /// The smallest sets, in elements, that get a sketch: a smaller set fills too few of its bins for
 /// the sketch to judge much, and its merges are short anyway.
-pub const SKETCH_MIN_SET: usize = 1024;
+pub(crate) const SKETCH_MIN_SET: usize = 1024;
 
 /// A one-permutation sketch of the sorted, distinct hashes `set`, written to `out`
 /// ([`SKETCH_BINS`] bytes): for each range of hashes that share their top 11 bits, one byte of
 /// the smallest hash in it (never 0), or 0 when the set has none there.
 ///
 /// Why: [`jaccard_screened`] stops a hopeless merge once its sample is large enough, but a pair
-/// at 0.7 still merges about 1,500 elements first. Two sketches are compared in far less time,
-/// with a sample of up to 2,048 union elements: see [`sketch_rejects`].
+/// just below the threshold still merges that sample first. Two sketches are compared in far
+/// less time, with a sample of up to 2,048 union elements: see [`sketch_rejects`].
 pub fn bin_sketch(set: &[u64], out: &mut [u8]) {
     out.fill(0);
     // From the largest down, so that what stays in each bin is its smallest hash; no branch.

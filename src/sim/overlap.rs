@@ -6,10 +6,8 @@
 //! component of the pairs (a lone pair, or a handful of near copies of one text) get little
 //! back for that: each set is sorted, stored and merged once or twice. For them, one
 //! open-addressing table of the hashes of all of them, each slot flagged with the documents that
-//! hold its hash, gives every pair's three counts without a sort. Measured on the benchmark
-//! corpus's 1,585 components of two to eight documents (29 MB of text; one thread, texts in
-//! memory, hashing included, interleaved rounds): 5.4-6.0 ns a byte against 7.1-10.0 for sorted
-//! sets and their merges.
+//! hold its hash, gives every pair's three counts without a sort, and costs less than sorting
+//! the sets and merging them (measured in docs/design-notes.md).
 /// The sizes of two shingle sets and of their intersection: every exact measure of a pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Overlap {
@@ -63,9 +61,9 @@ impl Overlap {
 }
 
 /// The most sets an [`OverlapTable`] counts at once: a slot's members are a byte of flags.
-pub const MAX_SETS: usize = 8;
+pub(crate) const MAX_SETS: usize = 8;
 
-/// Counts the sizes and pairwise overlaps of up to [`MAX_SETS`] sets from their hashes, repeats
+/// Counts the sizes and pairwise overlaps of up to `MAX_SETS` sets from their hashes, repeats
 /// allowed, one set after another ([`add_set`](Self::add_set)). Sets are numbered 0 to 7.
 ///
 /// Linear probing on the hashes' top bits: they are uniform 64-bit hashes, so they are their own
@@ -234,7 +232,7 @@ impl OverlapTable {
 
     /// Frees the table when it has grown past `max_bytes`, so that one large component does
     /// not keep its memory to the end of the run.
-    pub fn release_large(&mut self, max_bytes: usize) {
+    pub(crate) fn release_large(&mut self, max_bytes: usize) {
         if self.keys.len() * (size_of::<u64>() + 1) > max_bytes {
             *self = Self::default();
         }
@@ -242,7 +240,7 @@ impl OverlapTable {
 }
 
 /// The sets of a byte of members: the numbers of the bits set in `b`.
-pub fn members_of(b: u8) -> impl Iterator<Item = usize> {
+pub(crate) fn members_of(b: u8) -> impl Iterator<Item = usize> {
     (0..MAX_SETS).filter(move |&i| b >> i & 1 == 1)
 }
 
@@ -251,8 +249,7 @@ pub fn members_of(b: u8) -> impl Iterator<Item = usize> {
 /// Why a type of its own: the probe is the table's whole work, and with its state (the arrays,
 /// the mask, the countdown, the counts) in the table, every hash stored to the arrays makes the
 /// compiler load that state again, as the stores might have changed it. Copied here, it stays in
-/// registers. In the in-memory harness, a table of two sets with its state in its own struct
-/// took 7.2-8.2 ns a byte on the benchmark corpus's lone pairs, and with it copied out 6.2-7.1.
+/// registers.
 pub struct Filler<'t> {
     /// The table's arrays, as pointers: refreshed when the table grows.
     keys: *mut u64,
@@ -286,8 +283,8 @@ impl Filler<'_> {
                     *self.flags.add(i) = self.members;
                 }
                 self.seen[0] += 1;
-                // A countdown, one decrement a new hash: in the in-memory harness, working out
-                // the filled slots for every new hash made the table about 15% slower.
+                // A countdown, one decrement a new hash: cheaper than working out the filled
+                // slots for every new hash, in the loop that is the table's whole work.
                 self.room -= 1;
                 if self.room == 0 {
                     self.grow();

@@ -72,10 +72,10 @@ pub const MAX_NUM_PERM: usize = 1 << 14;
 /// width is a power of two and the slot is the hash's top bits; otherwise Lemire's
 /// multiply-shift range reduction of its top 32 bits picks it. A type parameter rather than a
 /// field, so that each mapping gets its own loop wherever hashes are pushed, with no choice made
-/// per hash: the compiler hoists such a choice out of a loop only sometimes, and in the signing
-/// loop the difference was a fifth of a scan.
+/// per hash: the compiler hoists such a choice out of a loop only sometimes, and the signing
+/// loop runs once per shingle of every document.
 #[derive(Debug)]
-pub struct RoundZero<'a, const POW2: bool> {
+pub(crate) struct RoundZero<'a, const POW2: bool> {
     s0: u64,
     shift: u32,
     slots: &'a mut [u64],
@@ -100,7 +100,7 @@ impl<const POW2: bool> RoundZero<'_, POW2> {
 
 /// Round 0 with its slot mapping chosen once, for a whole document (see [`RoundZero`]).
 #[derive(Debug)]
-pub enum Absorber<'a> {
+pub(crate) enum Absorber<'a> {
     /// A power-of-two width: the slot is the hash's top bits.
     PowerOfTwo(RoundZero<'a, true>),
     /// Any other width: the slot is a range reduction of the hash's top 32 bits.
@@ -242,8 +242,8 @@ impl Signer {
     /// Round 0 of FSS and OPH: every shingle to one slot. The input hashes are already uniform
     /// 64-bit values (the shingler's hash, itself seeded), so the slot comes straight from their
     /// top bits and the value from the low 48, after an xor with the round's seed. Why no
-    /// multiply to re-mix them: this loop runs once per shingle of every document, and a
-    /// multiply there was 7% of a scan. Later rounds, which only small documents reach, mix
+    /// multiply to re-mix them: this loop runs once per shingle of every document, where a
+    /// multiply is a visible share of a scan. Later rounds, which only small documents reach, mix
     /// each hash fully with [`fmix64`].
     fn round_zero(&self, hashes: &[u64], slots: &mut Vec<u64>) {
         slots.clear();
@@ -273,7 +273,7 @@ impl Signer {
     }
 
     /// Starts signing a document whose hashes arrive in blocks (see [`absorb`](Self::absorb)).
-    pub fn begin(&self, slots: &mut Vec<u64>) {
+    pub(crate) fn begin(&self, slots: &mut Vec<u64>) {
         slots.clear();
         slots.resize(self.params.num_perm, EMPTY);
     }
@@ -282,7 +282,8 @@ impl Signer {
     /// [`begin`](Self::begin). For FSS and OPH this is round 0, which needs no other hash of
     /// the document: a large document is then signed without its hashes ever being stored.
     /// Classic MinHash does nothing here ([`finish`](Self::finish) returns `false`).
-    pub fn absorb(&self, block: &[u64], slots: &mut [u64]) {
+    #[cfg(test)]
+    pub(crate) fn absorb(&self, block: &[u64], slots: &mut [u64]) {
         if self.params.kind != SketchKind::Classic {
             self.round_zero_block(block, slots);
         }
@@ -293,12 +294,12 @@ impl Signer {
     /// [`Shingler::for_each_hash`](crate::text::shingle::Shingler::for_each_hash) that hands over each
     /// hash as it is made, so that no block is written and read back. `None` for classic
     /// MinHash, which needs the whole hash list.
-    pub fn absorber<'a>(&self, slots: &'a mut [u64]) -> Option<Absorber<'a>> {
+    pub(crate) fn absorber<'a>(&self, slots: &'a mut [u64]) -> Option<Absorber<'a>> {
         assert_eq!(slots.len(), self.params.num_perm, "signature width");
         (self.params.kind != SketchKind::Classic).then(|| self.round_zero_into(slots))
     }
 
-    /// Completes a signature fed by [`absorb`](Self::absorb), writing it to `out`, when round 0
+    /// Completes a signature fed by `absorb`, writing it to `out`, when round 0
     /// was enough: always for OPH (densification needs only round 0), for FSS when round 0
     /// filled every slot (a document of a few thousand shingles almost always does). Returns
     /// `false` otherwise; the caller then signs the document's full hash list with
@@ -406,7 +407,7 @@ fn finish(slots: &[u64], out: &mut [u32]) {
 /// are already uniform, so the permutations only need to differ from slot to slot.
 ///
 /// Why 32-bit arithmetic: AVX2 multiplies eight 32-bit lanes in one instruction but has no
-/// 64-bit multiply, so the earlier `(a_i x + b_i mod 2^64) >> 32` cost several instructions per
+/// 64-bit multiply, so `(a_i x + b_i mod 2^64) >> 32` would cost several instructions per
 /// four slots. Hashes are folded a block at a time, then each group of 32 slots stays in
 /// registers while every fingerprint of the block passes through it.
 fn classic(a: &[u32], b: &[u32], hashes: &[u64], out: &mut [u32]) {

@@ -1,9 +1,9 @@
 //! The first seed's sketches: a sample of each document's shingles, and supershingles.
 //!
 //! - **Modulo sampling** (`--sketch modulo --modulo M`): a document keeps the shingle hashes that
-//!   are 0 modulo `M`. The shingle hashes are uniform (see
-//!   [`char_shingle_hash`](crate::text::shingle::char_shingle_hash)), so each shingle is kept with
-//!   probability `1/M`, and a shingle kept by one document is kept by every document that has it.
+//!   are 0 modulo `M`. The shingle hashes are uniform (see [`shingle`](crate::text::shingle)),
+//!   so each shingle is kept with probability `1/M`, and a shingle kept by one document is kept
+//!   by every document that has it.
 //!   The samples of two documents therefore compare like the documents: among the sampled shingles
 //!   of `A ∪ B`, each is in `A ∩ B` with probability `J`, so
 //!   `|S(A) ∩ S(B)| / |S(A) ∪ S(B)|` estimates the Jaccard similarity without bias, with the
@@ -27,7 +27,8 @@
 //!   `--containment`). Verification uses the same sample estimate as modulo sampling.
 //!
 //! Both share input, normalization, verification and output with the default path: the
-//! candidates found here become the same [`Pair`]s and go through the same exact verification.
+//! candidates found here become the same [`Pair`](crate::model::Pair)s and go through the same
+//! exact verification.
 
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -178,7 +179,7 @@ fn ratio(x: usize, y: usize) -> f64 {
 
 /// Many small sorted vectors in one allocation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Flat {
+pub(crate) struct Flat {
     data: Vec<u64>,
     ends: Vec<usize>,
 }
@@ -199,11 +200,6 @@ impl Flat {
     /// Number of vectors.
     pub fn len(&self) -> usize {
         self.ends.len()
-    }
-
-    /// True when there is no vector.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
     }
 }
 

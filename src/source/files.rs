@@ -30,7 +30,7 @@ use crate::model::{Skip, SkipKind, io_reason};
 use crate::source::records::RecordOptions;
 
 /// How far into a file to look for a NUL byte (the same heuristic as git and ripgrep).
-pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
 /// Options for finding documents.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -177,11 +177,11 @@ fn overrides(root: &Path, opts: &InputOptions) -> Result<Override> {
 /// Walks one root with the ignore rules, on as many threads as the scan has, and hands what it
 /// found to `found` in sorted order.
 ///
-/// Why in parallel: the walk is one system call and a few rule checks per entry, a tenth of a
-/// whole scan of many small files when done alone before any signing. The walker's own order is
-/// then lost, so entries are sorted afterwards by their path with separators as the lowest
-/// byte, which is exactly the depth-first order of a walk with sorted file names (a directory's
-/// files come right after its name, before a sibling that extends that name).
+/// Why in parallel: the walk is one system call and a few rule checks per entry, a noticeable
+/// share of a scan of many small files when done alone before any signing. The walker's own
+/// order is then lost, so entries are sorted afterwards by their path with separators as the
+/// lowest byte, which is exactly the depth-first order of a walk with sorted file names (a
+/// directory's files come right after its name, before a sibling that extends that name).
 fn walk(root: &Path, opts: &InputOptions, found: &mut Found) -> Result<()> {
     let respect = !opts.no_ignore;
     let mut b = WalkBuilder::new(root);
@@ -372,7 +372,7 @@ fn path_from_bytes(b: &[u8]) -> PathBuf {
 }
 
 /// The id of a path: as given, lossily converted to UTF-8.
-pub fn display_id(path: &Path) -> String {
+pub(crate) fn display_id(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
@@ -386,7 +386,7 @@ pub enum Read {
 }
 
 /// True when `bytes` has a NUL byte within its first 8 KiB.
-pub fn looks_binary(bytes: &[u8]) -> bool {
+pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
     memchr::memchr(0, &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)]).is_some()
 }
 

@@ -38,10 +38,10 @@ use crate::error::{Error, Result};
 use crate::model::{Skip, SkipKind, io_reason};
 
 /// The path that means standard input.
-pub const STDIN: &str = "-";
+pub(crate) const STDIN: &str = "-";
 
 /// The name standard input is given in ids and messages.
-pub const STDIN_NAME: &str = "stdin";
+pub(crate) const STDIN_NAME: &str = "stdin";
 
 /// A batch is sent for processing when it holds this many records...
 const BATCH_LINES: usize = 16 * 1024;
@@ -84,7 +84,7 @@ impl RecordOptions {
     }
 
     /// The two paths as JSON pointers, ready for [`parse_record`].
-    pub fn fields(&self) -> Fields {
+    pub(crate) fn fields(&self) -> Fields {
         Fields {
             id: pointer(&self.id_field),
             id_name: self.id_field.clone(),
@@ -96,7 +96,7 @@ impl RecordOptions {
 
 /// The id and text paths, compiled to JSON pointers.
 #[derive(Debug, Clone)]
-pub struct Fields {
+pub(crate) struct Fields {
     id: String,
     id_name: String,
     text: String,
@@ -132,7 +132,7 @@ fn kind_of(v: &Value) -> &'static str {
 }
 
 /// Parses one line. The error is a one-line reason for a person.
-pub fn parse_record(line: &[u8], fields: &Fields) -> std::result::Result<Record, String> {
+pub(crate) fn parse_record(line: &[u8], fields: &Fields) -> std::result::Result<Record, String> {
     let mut value: Value = serde_json::from_slice(line).map_err(|e| {
         // serde_json appends "at line 1 column N"; inside one record only the column matters.
         let msg = e.to_string();
@@ -202,7 +202,7 @@ pub enum Compression {
 
 impl Compression {
     /// The compression a stream starting with `head` uses.
-    pub fn sniff(head: &[u8]) -> Compression {
+    pub(crate) fn sniff(head: &[u8]) -> Compression {
         if head.starts_with(&[0x1f, 0x8b]) {
             Compression::Gzip
         } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
@@ -289,7 +289,8 @@ impl RecordSource {
     }
 
     /// How the stream was compressed.
-    pub fn compression(&self) -> Compression {
+    #[cfg(test)]
+    pub(crate) fn compression(&self) -> Compression {
         self.compression
     }
 
@@ -304,13 +305,14 @@ impl RecordSource {
 
     /// Whether a line can be read again by seeking to its offset (a plain file, or standard
     /// input kept in one), rather than by decompressing the stream from its start.
-    pub fn seekable(&self) -> bool {
+    pub(crate) fn seekable(&self) -> bool {
         self.plain_file().is_some()
     }
 
     /// How many times the stream was decompressed again from its start (a diagnostic: exact
     /// verification should do it once per batch of pairs, not once per record).
-    pub fn times_reopened(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn times_reopened(&self) -> usize {
         self.reopened.load(Ordering::Relaxed)
     }
 
@@ -330,7 +332,7 @@ impl RecordSource {
     }
 
     /// Reads the lines that start at `offsets` (ascending, distinct), without their line end.
-    pub fn read_at(&self, offsets: &[u64]) -> io::Result<Vec<Vec<u8>>> {
+    pub(crate) fn read_at(&self, offsets: &[u64]) -> io::Result<Vec<Vec<u8>>> {
         debug_assert!(offsets.windows(2).all(|w| w[0] < w[1]));
         let mut out = Vec::with_capacity(offsets.len());
         if let Some(path) = self.plain_file() {
@@ -362,7 +364,7 @@ impl RecordSource {
 
     /// Reads the whole stream again, calling `f(line number, offset, line)` for every line (blank
     /// ones included, line ends removed) until it returns `false`.
-    pub fn for_each_line(
+    pub(crate) fn for_each_line(
         &self,
         mut f: impl FnMut(u64, u64, &[u8]) -> io::Result<bool>,
     ) -> io::Result<()> {
@@ -409,7 +411,7 @@ pub struct Line {
 
 /// Consecutive non-blank lines of one source.
 #[derive(Debug)]
-pub struct Batch {
+pub(crate) struct Batch {
     /// Where the lines come from.
     pub source: Arc<RecordSource>,
     /// The lines, in order.
@@ -426,7 +428,7 @@ impl Batch {
 
 /// What reading the sources produces, in order.
 #[derive(Debug)]
-pub enum Event {
+pub(crate) enum Event {
     /// A batch of lines.
     Batch(Batch),
     /// A source (or the rest of one) that could not be read.
@@ -434,7 +436,7 @@ pub enum Event {
 }
 
 /// Checks the inputs before any work: each is `-` (at most once) or an existing file.
-pub fn check_inputs(inputs: &[PathBuf]) -> Result<()> {
+pub(crate) fn check_inputs(inputs: &[PathBuf]) -> Result<()> {
     let mut stdin = false;
     for p in inputs {
         if is_stdin(p) {
@@ -468,7 +470,7 @@ pub fn check_inputs(inputs: &[PathBuf]) -> Result<()> {
 /// `on_event` on the calling thread (which processes it, typically in parallel) while the next
 /// one is read and decompressed. With `spool_stdin`, standard input is copied to a temporary file
 /// so that its records can be read again.
-pub fn read_batches(
+pub(crate) fn read_batches(
     inputs: &[PathBuf],
     spool_stdin: bool,
     mut on_event: impl FnMut(Event),
@@ -625,7 +627,7 @@ impl Ids {
 
     /// The id of the record on `line` of `source`, to be document `doc`. `id_of` gives the ids of
     /// earlier documents. A refused duplicate is returned as a malformed-record [`Skip`].
-    pub fn assign<'a>(
+    pub(crate) fn assign<'a>(
         &mut self,
         source: &RecordSource,
         line: u64,
@@ -857,8 +859,8 @@ mod tests {
         (report.pairs.len(), exact, source.clone())
     }
 
-    /// Regression: exact verification once re-read a compressed source from its start for every
-    /// record (quadratic); it must decompress it once per batch of pairs.
+    /// Exact verification decompresses a compressed source once per batch of pairs, not once
+    /// per record (which would be quadratic).
     #[test]
     fn exact_verification_decompresses_once_per_batch() {
         let base = "a long enough sentence about rivers, stones and the gardens by the harbour";

@@ -10,12 +10,12 @@
 use std::borrow::Cow;
 
 /// Opens an ignored region.
-pub const IGNORE_START: &str = "ndup:ignore-start";
+pub(crate) const IGNORE_START: &str = "ndup:ignore-start";
 /// Closes an ignored region.
-pub const IGNORE_END: &str = "ndup:ignore-end";
+pub(crate) const IGNORE_END: &str = "ndup:ignore-end";
 
 /// `text` without its ignored regions (borrowed when it has no marker).
-pub fn strip_ignored(text: &str) -> Cow<'_, str> {
+pub(crate) fn strip_ignored(text: &str) -> Cow<'_, str> {
     // One SIMD scan for the common prefix decides the common case: no marker at all.
     if memchr::memmem::find(text.as_bytes(), b"ndup:ignore-").is_none() {
         return Cow::Borrowed(text);

@@ -201,9 +201,9 @@ const SIMD_SLACK: usize = 16;
 
 /// The ASCII run with white space collapsed, sixteen bytes at a time with SSSE3.
 ///
-/// Why: normalization was a fifth of a scan's time, and a third of 32-byte stretches of real
-/// text hold two white-space characters in a row, so the SWAR loop's "nothing to drop" fast path
-/// kept missing. Here nothing branches on the text: each half of a 16-byte block is left-packed
+/// Why: normalization runs over every byte of a scan, and real text often holds two white-space
+/// characters in a row within a few dozen bytes, so the SWAR loop's "nothing to drop" fast path
+/// keeps missing. Here nothing branches on the text: each half of a 16-byte block is left-packed
 /// with one `pshufb` whose control comes from a 256-entry table indexed by the mask of bytes to
 /// drop (a space after a space), stored whole, and the write position moves on by the number
 /// kept. The result is byte for byte that of the portable loop (a test compares them).

@@ -10,7 +10,7 @@
 //!
 //! A shingle's hash is `xxh3_64_with_seed(shingle text as UTF-8, seed)`, except for char shingles
 //! of 8 to 16 bytes (the default 9-character shingle of ASCII text among them), which take a
-//! cheaper hash of the same quality for this use: see [`char_shingle_hash`]. A document that is not
+//! cheaper hash of the same quality for this use: see `char_shingle_hash`. A document that is not
 //! empty but shorter than one shingle yields exactly one shingle, its whole text, so two short
 //! documents still compare correctly; an empty document yields none.
 
@@ -321,16 +321,21 @@ impl Shingler {
 
     /// [`hash_set`](Self::hash_set), left in `scratch`'s buffers, for a caller that stores it
     /// somewhere of its own.
-    pub fn hash_set_in<'s>(&self, text: &str, seed: u64, scratch: &'s mut SetScratch) -> &'s [u64] {
+    pub(crate) fn hash_set_in<'s>(
+        &self,
+        text: &str,
+        seed: u64,
+        scratch: &'s mut SetScratch,
+    ) -> &'s [u64] {
         let sorted = self.sorted_hashes_in(text, seed, scratch);
         let distinct = dedup_sorted(sorted);
         &sorted[..distinct]
     }
 
     /// The document's shingle hashes sorted, some repeats possibly left in (see
-    /// [`RECENT_BITS`]): [`dedup_into`] turns them into the set. Why: a caller that copies the
+    /// `RECENT_BITS`): [`dedup_into`] turns them into the set. Why: a caller that copies the
     /// set elsewhere removes the repeats as it copies, one pass over the set instead of two.
-    pub fn sorted_hashes_in<'s>(
+    pub(crate) fn sorted_hashes_in<'s>(
         &self,
         text: &str,
         seed: u64,
@@ -481,7 +486,7 @@ pub struct SetScratch {
 impl SetScratch {
     /// Frees the buffers when a large document grew them past `max_bytes` each, so that a
     /// thread does not keep its largest document's shingles to the end of the run.
-    pub fn release_large(&mut self, max_bytes: usize) {
+    pub(crate) fn release_large(&mut self, max_bytes: usize) {
         release_large(&mut self.hashes, max_bytes);
         release_large(&mut self.tmp, max_bytes);
         release_large(&mut self.counts, max_bytes);
@@ -499,9 +504,9 @@ pub(crate) fn release_large<T>(v: &mut Vec<T>, max_bytes: usize) {
 /// Sorts hashes, with `tmp` as working space (the two may trade buffers). They are uniform
 /// 64-bit values, so one stable counting pass on their top `log2 n` bits puts each within a
 /// step or two of its place (a bucket holds one hash on average), and one insertion pass, whose
-/// branch is nearly always "already in order", finishes the job. This is about half the time
-/// of bucketing sixteen to a bucket and sorting each bucket with comparisons, whose branches
-/// mispredict in every bucket, and a little faster than two counting passes. Any input is
+/// branch is nearly always "already in order", finishes the job. Why not bucketing sixteen to
+/// a bucket and sorting each bucket with comparisons: their branches mispredict in every
+/// bucket. Nor two counting passes: one pass more over every hash. Any input is
 /// sorted correctly: when the insertion pass finds far more disorder than uniform hashes
 /// leave, the rest is sorted with `sort_unstable`.
 ///
@@ -509,8 +514,8 @@ pub(crate) fn release_large<T>(v: &mut Vec<T>, max_bytes: usize) {
 /// [`SORT_SPLIT_BITS`] bits, and each part gets its own counting pass. Why: one pass over a
 /// large document scatters its hashes across megabytes, and every write misses the cache;
 /// a thousand parts are written sequentially, and each part's counting pass stays within L2.
-/// The stage bench `verify/exact-shingle-set-2m` (hash, sort and dedup a 2 MiB document):
-/// 25.6 -> 45.9 MiB/s; below 2^18 hashes the one pass is as fast or faster.
+/// Below that size one pass still fits the cache and is as fast or faster (the stage bench
+/// `verify/exact-shingle-set-2m`, in BENCHMARKS.md, covers the large case).
 fn sort_hashes(v: &mut Vec<u64>, tmp: &mut Vec<u64>, counts: &mut Vec<u32>) {
     let n = v.len();
     if n < SORT_MIN {
@@ -551,12 +556,11 @@ fn sort_parts(parts: &[u64], dst: &mut [u64], counts: &mut Vec<u32>) {
 }
 
 /// Slots in the table of recent hashes that a set's hashes pass through on their way to the
-/// counting pass: 2^10 (8 KiB, in L1). Why: over a third of a document's char shingles repeat
-/// one seen before, and a repeat dropped here skips the counter, the scatter and the insertion
+/// counting pass: 2^10 (8 KiB, in L1). Why: many of a document's char shingles repeat one seen
+/// shortly before, and a repeat dropped here skips the counter, the scatter and the insertion
 /// pass. It only drops exact repeats, so the set is the same; which repeats get through only
-/// changes how many duplicates `dedup_sorted` removes. Measured on the benchmark corpus: 2^10
-/// slots catch 23% of all hashes and build sets in 7.5-7.8 ns/byte against 8.8-9.9 without the
-/// table; 2^8 (12%) and 2^12 (31%, but 32 KiB) were slower.
+/// changes how many duplicates `dedup_sorted` removes. A smaller table catches too few repeats,
+/// and a larger one crowds L1 (measured in docs/design-notes.md).
 const RECENT_BITS: u32 = 10;
 
 /// Below this many hashes [`sort_hashes`] leaves the work to `sort_unstable`.
@@ -659,8 +663,8 @@ fn at_least(v: &mut Vec<u64>, n: usize) -> &mut [u64] {
 }
 
 /// Writes the distinct values of the sorted `sorted` to the front of `out`, which has room for
-/// all of them, and returns how many there are. Branch-free, as [`dedup_sorted`].
-pub fn dedup_into(sorted: &[u64], out: &mut [u64]) -> usize {
+/// all of them, and returns how many there are. Branch-free, as `dedup_sorted`.
+pub(crate) fn dedup_into(sorted: &[u64], out: &mut [u64]) -> usize {
     let Some(&first) = sorted.first() else {
         return 0;
     };
@@ -677,7 +681,7 @@ pub fn dedup_into(sorted: &[u64], out: &mut [u64]) -> usize {
 }
 
 /// Moves the distinct values of the sorted `v` to its front and returns how many there are.
-/// Branch-free: a third of a document's shingles are repeats, in no predictable pattern.
+/// Branch-free: many of a document's shingles are repeats, in no predictable pattern.
 fn dedup_sorted(v: &mut [u64]) -> usize {
     let Some(&first) = v.first() else {
         return 0;
@@ -850,7 +854,8 @@ fn char_hashes(text: &str, k: usize, seed: u64, out: &mut impl Sink) {
 /// (`tests/lib/accuracy.rs`, `text_shingles_give_unbiased_estimates`) find no bias and the
 /// variance J(1-J)/k, and the tests below find no collisions among hundreds of thousands of
 /// structured windows and uniform slots and values.
-pub fn char_shingle_hash(shingle: &str, seed: u64) -> u64 {
+#[cfg(test)]
+pub(crate) fn char_shingle_hash(shingle: &str, seed: u64) -> u64 {
     WindowKey::new(seed).hash(shingle.as_bytes())
 }
 

@@ -53,7 +53,7 @@ impl VerifyMode {
 
 /// What the signature says about a candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Report the pair.
     Accept,
     /// Drop the pair.
@@ -64,7 +64,7 @@ pub enum Decision {
 
 /// Decides candidates from the number of agreeing slots.
 #[derive(Debug, Clone, Copy)]
-pub struct Verifier {
+pub(crate) struct Verifier {
     mode: VerifyMode,
     threshold: f64,
     num_perm: usize,
@@ -77,9 +77,9 @@ pub struct Verifier {
 }
 
 /// Standard errors between the threshold and a decision the signature may take alone in `auto`.
-pub const AUTO_Z: f64 = 3.0;
+pub(crate) const AUTO_Z: f64 = 3.0;
 /// Standard errors below the threshold under which `exact` skips the exact check.
-pub const EXACT_PREFILTER_Z: f64 = 4.0;
+pub(crate) const EXACT_PREFILTER_Z: f64 = 4.0;
 
 impl Verifier {
     /// A verifier for `threshold` with signatures of `num_perm` slots.
@@ -105,11 +105,6 @@ impl Verifier {
         }
     }
 
-    /// The verification mode.
-    pub fn mode(&self) -> VerifyMode {
-        self.mode
-    }
-
     /// The threshold.
     pub fn threshold(&self) -> f64 {
         self.threshold
@@ -132,7 +127,7 @@ impl Verifier {
 
     /// The fewest agreeing slots a candidate can have and still be reported (below it the
     /// signature rejects the pair without an exact check).
-    pub fn min_matches(&self) -> usize {
+    pub(crate) fn min_matches(&self) -> usize {
         match self.mode {
             VerifyMode::None => 0,
             VerifyMode::Signature => self.at_threshold,
@@ -143,7 +138,7 @@ impl Verifier {
     /// Judges a candidate from an estimate made of `n` independent samples, for sketches whose
     /// sample size varies from pair to pair (the shingle samples of [`crate::sketch::sample`]). The same
     /// rules as [`Verifier::decide`], with the standard error of `n` samples.
-    pub fn decide_estimate(&self, estimate: f64, n: usize) -> Decision {
+    pub(crate) fn decide_estimate(&self, estimate: f64, n: usize) -> Decision {
         let n = n.max(1) as f64;
         let se = (self.threshold * (1.0 - self.threshold) / n)
             .sqrt()
@@ -164,7 +159,7 @@ impl Verifier {
     }
 
     /// Whether an exact Jaccard passes.
-    pub fn accept_exact(&self, jaccard: f64) -> bool {
+    pub(crate) fn accept_exact(&self, jaccard: f64) -> bool {
         jaccard >= self.threshold - 1e-12
     }
 }
