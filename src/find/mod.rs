@@ -213,6 +213,14 @@ impl Sketcher for Signatures<'_> {
     fn fingerprints(&self) -> bool {
         self.0.may_reload()
     }
+
+    fn row_width(&self) -> usize {
+        self.0.signer.num_perm()
+    }
+
+    fn sketch_row(&self, s: &mut Scratch, _raw: &Raw<'_>, row: &mut [u32]) -> bool {
+        self.0.sign_normalized_into(s, row)
+    }
 }
 
 impl Strategy for Signatures<'_> {
@@ -225,7 +233,13 @@ impl From<Corpus<Vec<u32>>> for SignedCorpus {
     fn from(c: Corpus<Vec<u32>>) -> Self {
         SignedCorpus {
             documents: c.documents,
-            signatures: c.sketches.concat(),
+            // Files come as rows, records as one vector each (in input order either way: a
+            // corpus is all files or all records).
+            signatures: if c.sketches.is_empty() {
+                c.rows
+            } else {
+                c.sketches.concat()
+            },
             signed: c.sketched,
             skipped: c.skipped,
             stats: c.stats,
@@ -1728,5 +1742,34 @@ mod tests {
         let signed = scan(ScanConfig::default());
         assert_eq!(signed.params.mode, crate::find::config::Mode::Minhash);
         assert_eq!(signed.pairs.len(), 1);
+    }
+
+    /// Files are signed straight into rows of one array, skipped and empty ones squeezed out:
+    /// each row is the document's own signature.
+    #[test]
+    fn files_signed_into_rows_are_their_own_signatures() {
+        let dir = tempfile::tempdir().unwrap();
+        let texts = [
+            words(31, 300),
+            String::new(),
+            words(32, 40),
+            "\0binary".into(),
+            words(33, 9),
+        ];
+        for (i, t) in texts.iter().enumerate() {
+            std::fs::write(dir.path().join(format!("{i}.txt")), t).unwrap();
+        }
+        let p = Pipeline::new(ScanConfig::default()).unwrap();
+        let c = p.sign_files(&[dir.path().to_path_buf()]).unwrap();
+        let k = 128;
+        assert_eq!(c.signed.len(), 3);
+        assert_eq!(c.signatures.len(), 3 * k);
+        for (row, &d) in c.signed.iter().enumerate() {
+            let i: usize = c.documents[d as usize].id.rsplit('/').next().unwrap()[..1]
+                .parse()
+                .unwrap();
+            let own = p.signature(&texts[i]).unwrap();
+            assert_eq!(&c.signatures[row * k..(row + 1) * k], &own[..], "{i}.txt");
+        }
     }
 }

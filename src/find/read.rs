@@ -57,6 +57,20 @@ pub(crate) trait Sketcher: Sync {
 
     /// Why reading must stop early, if it must: the documents not yet read are then passed
     /// over, and the loop returns this error. Once it says so, it must keep saying so.
+    /// Sketches of a fixed number of `u32`s (signatures) give that number: the loop then has
+    /// each file's sketch written straight into its row of one flat array ([`Corpus::rows`]),
+    /// with no allocation per document. Why: a vector per document, concatenated at the end,
+    /// held every signature twice at the end of phase one. 0 (the default): one sketch each.
+    fn row_width(&self) -> usize {
+        0
+    }
+
+    /// With a [`row_width`](Self::row_width): the sketch of the normalized text in `s.text`,
+    /// written into `row`; false when the text has no shingle.
+    fn sketch_row(&self, _s: &mut Scratch, _raw: &Raw<'_>, _row: &mut [u32]) -> bool {
+        unreachable!("sketch_row is called only for a sketcher with a row width")
+    }
+
     fn halted(&self) -> Option<Error> {
         None
     }
@@ -110,12 +124,16 @@ pub(crate) struct Corpus<S> {
     /// asked for them (empty otherwise): documents with equal text have equal shingle sets, so
     /// exact verification gives them Jaccard 1 without reading them again.
     pub fingerprints: Vec<u128>,
+    /// For a sketcher with a row width, the sketches of the files read, flat, one row each in
+    /// the order of `sketched` (before them come those of `sketches`, which holds the rest).
+    pub rows: Vec<u32>,
 }
 
 impl<S> Default for Corpus<S> {
     fn default() -> Self {
         Corpus {
             documents: Vec::new(),
+            rows: Vec::new(),
             sketches: Vec::new(),
             sketched: Vec::new(),
             skipped: Vec::new(),
@@ -317,6 +335,10 @@ impl Pipeline {
     ) -> Result<Corpus<K::Sketch>> {
         let (entries, skipped) = files::collect(paths, &self.config.input)?;
         self.progress_total(entries.len() as u64);
+        let width = sketcher.row_width();
+        if width > 0 && !sketcher.content_hashes() {
+            return self.read_file_rows(entries, skipped, sketcher, width);
+        }
         let outcomes = self.read_entries(&entries, sketcher)?;
         let fingerprints = sketcher.fingerprints();
         let mut corpus = Corpus {
@@ -332,6 +354,97 @@ impl Pipeline {
                 empty,
             });
         }
+        Ok(corpus)
+    }
+
+    /// [`read_files`](Self::read_files) for a sketcher with a row width: each file's sketch is
+    /// written into its row of one array sized for every file; the rows of skipped and empty
+    /// files are squeezed out afterwards.
+    fn read_file_rows<K: Sketcher>(
+        &self,
+        entries: Vec<Entry>,
+        skipped: Vec<Skip>,
+        sketcher: &K,
+        width: usize,
+    ) -> Result<Corpus<K::Sketch>> {
+        let mut rows = vec![0u32; entries.len() * width];
+        let outcomes: Vec<Option<Outcome<()>>> = entries
+            .par_iter()
+            .zip(rows.par_chunks_mut(width))
+            .map_init(Scratch::default, |s, (e, row)| {
+                if sketcher.halted().is_some() {
+                    return None;
+                }
+                let mut file = take(&mut s.file);
+                let outcome = match files::read_document_into(&e.path, &mut file) {
+                    Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
+                    Ok(None) => Outcome::Skipped(Skip::binary(e.id.clone())),
+                    Ok(Some(text)) => {
+                        let raw = Raw {
+                            text: &text,
+                            content: 0,
+                        };
+                        let bytes = text.len() as u64;
+                        self.normalize_into_scratch(raw.text, s);
+                        if sketcher.sketch_row(s, &raw, row) {
+                            let print = if sketcher.fingerprints() {
+                                xxh3_128(s.text.as_bytes())
+                            } else {
+                                0
+                            };
+                            Outcome::Sketched((), bytes, print)
+                        } else {
+                            Outcome::Empty(bytes)
+                        }
+                    }
+                };
+                s.file = file;
+                s.release_large();
+                self.advance(1);
+                Some(outcome)
+            })
+            .collect();
+        if let Some(err) = sketcher.halted() {
+            return Err(err);
+        }
+        let fingerprints = sketcher.fingerprints();
+        let mut corpus = Corpus {
+            skipped,
+            ..Corpus::default()
+        };
+        corpus.documents.reserve(entries.len());
+        for (r, (entry, outcome)) in entries.into_iter().zip(outcomes).enumerate() {
+            let outcome = outcome.expect("documents are passed over only once reading is halted");
+            let empty = matches!(outcome, Outcome::Empty(_));
+            let outcome = match outcome {
+                Outcome::Sketched((), bytes, print) => {
+                    // Row r moves down to the next free row, in place.
+                    let to = corpus.sketched.len() * width;
+                    rows.copy_within(r * width..(r + 1) * width, to);
+                    corpus.stats.bytes += bytes;
+                    corpus.sketched.push(corpus.documents.len() as u32);
+                    if fingerprints {
+                        corpus.fingerprints.push(print);
+                    }
+                    corpus.documents.push(Document {
+                        id: entry.id,
+                        origin: Origin::File(entry.path),
+                        empty: false,
+                    });
+                    continue;
+                }
+                Outcome::Empty(bytes) => Outcome::Empty(bytes),
+                Outcome::Skipped(skip) => Outcome::Skipped(skip),
+            };
+            corpus.push(outcome, fingerprints, || Document {
+                id: entry.id,
+                origin: Origin::File(entry.path),
+                empty,
+            });
+        }
+        rows.truncate(corpus.sketched.len() * width);
+        rows.shrink_to_fit();
+        corpus.rows = rows;
         Ok(corpus)
     }
 
