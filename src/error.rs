@@ -79,14 +79,12 @@ pub enum Error {
         supported: i64,
     },
     /// The index was made with other parameters than this run's.
-    #[error(
-        "{path}: {differences}; use the same flags, or rebuild the index with `ndup index build`"
-    )]
+    #[error("{path}: {differences}; use the same parameters, or build the index again")]
     IndexParams {
         /// The index path as given.
         path: PathBuf,
-        /// Which parameters differ, e.g. `index was built with --num-perm 128, this run uses 256`.
-        differences: String,
+        /// Which parameters differ, e.g. `index was built with num_perm 128, this run uses 256`.
+        differences: Problem,
     },
     /// Another process holds the index's write lock for too long.
     #[error("{path}: the index is busy: another ndup process is writing it")]
@@ -174,6 +172,26 @@ pub enum Param {
     ShingleSize,
     /// The stop-word list.
     Stopwords,
+    /// The shingle kind.
+    Shingle,
+    /// Characters per char shingle.
+    CharSize,
+    /// Words per word shingle.
+    WordSize,
+    /// The signature sketch.
+    Sketch,
+    /// The seed of every hash.
+    Seed,
+    /// A stop-word list given as a file.
+    StopwordsFile,
+    /// NFKC normalization turned off.
+    NoNfkc,
+    /// Lowercasing turned off.
+    NoLowercase,
+    /// White-space collapsing turned off.
+    NoCollapseWhitespace,
+    /// Trimming turned off.
+    NoTrim,
 }
 
 impl Param {
@@ -195,6 +213,16 @@ impl Param {
             Param::Exclude => "exclude",
             Param::ShingleSize => "shingle size",
             Param::Stopwords => "stop-word list",
+            Param::Shingle => "shingle",
+            Param::CharSize => "k",
+            Param::WordSize => "w",
+            Param::Sketch => "sketch",
+            Param::Seed => "seed",
+            Param::StopwordsFile => "stopwords",
+            Param::NoNfkc => "no NFKC normalization",
+            Param::NoLowercase => "no lowercasing",
+            Param::NoCollapseWhitespace => "no white-space collapsing",
+            Param::NoTrim => "no trimming",
         }
     }
 }
@@ -247,6 +275,11 @@ impl Problem {
                 Piece::Param(p) => name(*p),
             })
             .collect()
+    }
+
+    /// Its pieces, to build a longer problem from it.
+    pub fn into_pieces(self) -> Vec<Piece> {
+        self.0
     }
 
     /// The parameters it names, in order.

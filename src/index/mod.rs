@@ -40,9 +40,10 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::candidates::lsh::band_hash;
-use crate::error::{Error, Result};
+use crate::error::{Error, Param, Piece, Problem, Result};
 use crate::find::config::ScanConfig;
 use crate::model::Skip;
+use crate::problem;
 use crate::sketch::minhash::{SketchKind, SketchParams};
 use crate::text::normalize::NormalizeOptions;
 use crate::text::shingle::ShingleKind;
@@ -169,86 +170,89 @@ impl IndexParams {
         format!("{:016x}", xxh3_64(json.as_bytes()))
     }
 
-    /// Each parameter that differs, as `(what the index was built with, what this run uses)`, in
-    /// command-line terms.
-    pub(crate) fn differences(&self, run: &IndexParams) -> Vec<(String, String)> {
+    /// Each parameter that differs, as `(what the index was built with, what this run uses)`.
+    fn differences(&self, run: &IndexParams) -> Vec<(Problem, Problem)> {
         let mut d = Vec::new();
-        let mut value = |flag: &str, built: String, now: String| {
+        let mut value = |param: Param, built: String, now: String| {
             if built != now {
-                d.push((format!("{flag} {built}"), now));
+                d.push((problem![param, format!(" {built}")], problem![now]));
             }
         };
         value(
-            "--shingle",
+            Param::Shingle,
             self.shingle.name().into(),
             run.shingle.name().into(),
         );
         if self.shingle == run.shingle {
-            let flag = match self.shingle {
-                ShingleKind::Char => "-k",
-                ShingleKind::Word => "-w",
-                ShingleKind::Stopword => "shingle size",
+            let param = match self.shingle {
+                ShingleKind::Char => Param::CharSize,
+                ShingleKind::Word => Param::WordSize,
+                ShingleKind::Stopword => Param::ShingleSize,
             };
             value(
-                flag,
+                param,
                 self.shingle_size.to_string(),
                 run.shingle_size.to_string(),
             );
         }
         value(
-            "--sketch",
+            Param::Sketch,
             self.sketch.name().into(),
             run.sketch.name().into(),
         );
         value(
-            "--num-perm",
+            Param::NumPerm,
             self.num_perm.to_string(),
             run.num_perm.to_string(),
         );
-        value("--bands", self.bands.to_string(), run.bands.to_string());
-        value("--rows", self.rows.to_string(), run.rows.to_string());
-        value("--seed", self.seed.to_string(), run.seed.to_string());
+        value(Param::Bands, self.bands.to_string(), run.bands.to_string());
+        value(Param::Rows, self.rows.to_string(), run.rows.to_string());
+        value(Param::Seed, self.seed.to_string(), run.seed.to_string());
         if self.stopwords != run.stopwords {
             let list = |s: &Option<String>| match s {
-                None => "the built-in stop-word list".to_string(),
-                Some(h) => format!("a --stopwords list (hash {h})"),
+                None => problem!["the built-in stop-word list"],
+                Some(h) => problem!["a ", Param::StopwordsFile, format!(" list (hash {h})")],
             };
             d.push((list(&self.stopwords), list(&run.stopwords)));
         }
         let (a, b) = (&self.normalize, &run.normalize);
-        for (step, flag, built, now) in [
-            ("NFKC normalization", "--no-nfkc", a.nfkc, b.nfkc),
-            ("lowercasing", "--no-lowercase", a.lowercase, b.lowercase),
+        for (step, off, built, now) in [
+            ("NFKC normalization", Param::NoNfkc, a.nfkc, b.nfkc),
+            ("lowercasing", Param::NoLowercase, a.lowercase, b.lowercase),
             (
                 "white-space collapsing",
-                "--no-collapse-whitespace",
+                Param::NoCollapseWhitespace,
                 a.collapse_whitespace,
                 b.collapse_whitespace,
             ),
-            ("trimming", "--no-trim", a.trim, b.trim),
+            ("trimming", Param::NoTrim, a.trim, b.trim),
         ] {
             if built != now {
-                // The flags turn steps off: a step that is on is named, one that is off is
-                // shown as the flag that turned it off.
-                let with = |on: bool| if on { step } else { flag }.to_string();
+                // A step that is on is named; one that is off is named as what turned it off.
+                let with = |on: bool| if on { problem![step] } else { problem![off] };
                 d.push((with(built), with(now)));
             }
         }
         d
     }
 
-    /// `Ok` when an index built with `self` can serve a run with `run`; otherwise the message that
-    /// says which parameters differ.
-    pub fn check(&self, run: &IndexParams) -> std::result::Result<(), String> {
+    /// `Ok` when an index built with `self` can serve a run with `run`; otherwise which
+    /// parameters differ.
+    pub fn check(&self, run: &IndexParams) -> std::result::Result<(), Problem> {
         let d = self.differences(run);
         if d.is_empty() {
             return Ok(());
         }
-        let parts: Vec<String> = d
-            .iter()
-            .map(|(built, now)| format!("{built}, this run uses {now}"))
-            .collect();
-        Err(format!("index was built with {}", parts.join("; with ")))
+        let mut pieces: Vec<Piece> = vec!["index was built with ".into()];
+        for (k, (built, now)) in d.into_iter().enumerate() {
+            if k > 0 {
+                pieces.push("; with ".into());
+            }
+            pieces.extend(built.into_pieces());
+            pieces.push(", this run uses ".into());
+            pieces.extend(now.into_pieces());
+        }
+        Err(Problem::new(pieces))
     }
 }
 
@@ -778,7 +782,7 @@ mod tests {
     }
 
     #[test]
-    fn differences_name_the_flags() {
+    fn differences_name_the_parameters() {
         let base = params_of(&ScanConfig::default());
         assert!(base.check(&base).is_ok());
         let mut c = ScanConfig {
@@ -786,26 +790,26 @@ mod tests {
             ..Default::default()
         };
         c.lsh.bands = 32;
-        let msg = base.check(&params_of(&c)).unwrap_err();
+        let msg = base.check(&params_of(&c)).unwrap_err().to_string();
         let b = ScanConfig::default().lsh.bands;
         assert_eq!(
             msg,
             format!(
-                "index was built with --num-perm 128, this run uses 256; with --bands {b}, this run uses 32"
+                "index was built with num_perm 128, this run uses 256; with bands {b}, this run uses 32"
             )
         );
         let mut c = ScanConfig::default();
         c.normalize.nfkc = false;
-        let msg = base.check(&params_of(&c)).unwrap_err();
+        let msg = base.check(&params_of(&c)).unwrap_err().to_string();
         assert_eq!(
             msg,
-            "index was built with NFKC normalization, this run uses --no-nfkc"
+            "index was built with NFKC normalization, this run uses no NFKC normalization"
         );
         let mut c = ScanConfig::default();
         c.shingle.k = 5;
         assert_eq!(
-            base.check(&params_of(&c)).unwrap_err(),
-            "index was built with -k 9, this run uses 5"
+            base.check(&params_of(&c)).unwrap_err().to_string(),
+            "index was built with k 9, this run uses 5"
         );
     }
 
@@ -837,7 +841,8 @@ mod tests {
             params_of(&a)
                 .check(&params_of(&b))
                 .unwrap_err()
-                .contains("--stopwords")
+                .params()
+                .any(|p| p == Param::StopwordsFile)
         );
     }
 

@@ -55,6 +55,11 @@ fn library(e: &ndup::Error) -> String {
             format_bytes(*needed),
             format_bytes(*limit)
         ),
+        Error::IndexParams { path, differences } => format!(
+            "{}: {}; use the same flags, or rebuild the index with `ndup index build`",
+            path.display(),
+            differences.render(|p| flag(p).into())
+        ),
         Error::TooManyShingles { shingles, max } => format!(
             "exact mode handles at most {max} shingles in all, and this corpus has {shingles}; \
              use MinHash mode (without --exact)"
@@ -83,6 +88,16 @@ pub fn flag(p: ndup::error::Param) -> &'static str {
         // Set by --k or --w with --shingle: the sentence names the kind.
         Param::ShingleSize => "shingle size",
         Param::Stopwords => "stop-word list",
+        Param::Shingle => "--shingle",
+        Param::CharSize => "-k",
+        Param::WordSize => "-w",
+        Param::Sketch => "--sketch",
+        Param::Seed => "--seed",
+        Param::StopwordsFile => "--stopwords",
+        Param::NoNfkc => "--no-nfkc",
+        Param::NoLowercase => "--no-lowercase",
+        Param::NoCollapseWhitespace => "--no-collapse-whitespace",
+        Param::NoTrim => "--no-trim",
     }
 }
 
