@@ -95,7 +95,7 @@ pub struct Pair {
 }
 
 /// Counts for the summary.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Stats {
     /// Documents read (including empty ones).
     pub documents: u64,
@@ -124,22 +124,15 @@ pub struct Stats {
     /// Pairs accepted by the baseline, not reported.
     pub baseline_pairs: u64,
     /// With an index as cache (`scan --index`): documents signed in this run.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub signed: Option<u64>,
     /// With an index as cache: documents whose signature came from the index.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cached: Option<u64>,
     /// Exact mode: the memory estimate checked before the join, in bytes. It counts one
     /// candidate table per worker thread, so it is left out of the JSON report, which must not
     /// depend on the thread count.
     pub memory_estimate: Option<u64>,
     /// Wall time of the scan.
-    #[serde(serialize_with = "as_secs")]
     pub elapsed: Duration,
-}
-
-fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_f64((d.as_secs_f64() * 1e6).round() / 1e6)
 }
 
 impl Stats {
