@@ -84,8 +84,8 @@ impl Baseline {
             path: path.to_path_buf(),
             reason,
         };
-        let f: File =
-            serde_json::from_str(&text).map_err(|e| bad(format!("not an ndup baseline: {e}")))?;
+        let f: File = serde_json::from_str(crate::text::strip_bom(&text))
+            .map_err(|e| bad(format!("not an ndup baseline: {e}")))?;
         if f.kind != "ndup-baseline" {
             return Err(bad(format!("type is `{}`, not `ndup-baseline`", f.kind)));
         }

@@ -56,7 +56,7 @@ impl NdupIgnore {
     /// Parses the text of an ignore file found at `path` for the root `root`.
     pub fn parse(root: &Path, path: &Path, text: &str) -> Result<Self> {
         let mut rules = Vec::new();
-        for (i, line) in text.lines().enumerate() {
+        for (i, line) in crate::text::strip_bom(text).lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;

@@ -133,6 +133,8 @@ fn kind_of(v: &Value) -> &'static str {
 
 /// Parses one line. The error is a one-line reason for a person.
 pub(crate) fn parse_record(line: &[u8], fields: &Fields) -> std::result::Result<Record, String> {
+    // Only a source's first line can start with a byte-order mark; it is not part of the JSON.
+    let line = crate::text::strip_bom_bytes(line);
     let mut value: Value = serde_json::from_slice(line).map_err(|e| {
         // serde_json appends "at line 1 column N"; inside one record only the column matters.
         let msg = e.to_string();

@@ -218,7 +218,8 @@ pub const ENGLISH_STOPWORDS: &[&str] = &[
 
 /// Parses a stop-word file: one word per line, `#` starts a comment, blank lines ignored.
 pub fn parse_stopwords(text: &str) -> Vec<String> {
-    text.lines()
+    super::strip_bom(text)
+        .lines()
         .map(|l| l.split('#').next().unwrap_or("").trim())
         .filter(|l| !l.is_empty())
         .map(str::to_lowercase)

@@ -259,3 +259,29 @@ fn compare_sees_documents_as_a_scan_does() {
         .json();
     assert_eq!(v["params"]["num_perm"], 64);
 }
+
+/// A UTF-8 byte-order mark at the start of a file dropped the first JSON-lines record (malformed
+/// JSON at column 1) and silently disabled the first `.ndupignore` rule.
+#[test]
+fn a_byte_order_mark_is_not_text() {
+    let d = Dir::new();
+    let body = text(97, 60);
+    let line = |id: u32| serde_json::json!({ "id": id, "text": body }).to_string() + "\n";
+    d.create(
+        "bom.jsonl",
+        [&b"\xef\xbb\xbf"[..], line(1).as_bytes(), line(2).as_bytes()].concat(),
+    );
+    let run = d.scan().arg("bom.jsonl").ok();
+    assert_eq!(run.count("skipped_malformed"), 0, "{}", run.describe());
+    assert_eq!(run.pairs().len(), 1);
+    // Exact verification reads the first record again, at its offset (with the mark).
+    let run = d.scan().args(["bom.jsonl", "--verify", "exact"]).ok();
+    assert_eq!(run.pairs()[0].jaccard, Some(1.0));
+
+    d.create("docs/a.md", &body);
+    d.create("docs/b.md", &body);
+    d.create("docs/.ndupignore", "\u{feff}a.md b.md\n");
+    let run = d.scan().arg("docs").ok();
+    assert_eq!(run.pairs().len(), 0, "{}", run.describe());
+    assert_eq!(run.count("ignored_pairs"), 1);
+}
