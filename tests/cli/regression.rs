@@ -285,3 +285,26 @@ fn a_byte_order_mark_is_not_text() {
     assert_eq!(run.pairs().len(), 0, "{}", run.describe());
     assert_eq!(run.count("ignored_pairs"), 1);
 }
+
+/// `ndup index build corpus.jsonl` indexed the whole file as one document. Until records are
+/// indexed one by one, it is a clear error that changes nothing.
+#[test]
+fn an_index_refuses_json_lines_rather_than_index_a_corpus_as_one_document() {
+    let d = Dir::new();
+    d.create(
+        "c.jsonl",
+        serde_json::json!({"id": 1, "text": text(98, 40)}).to_string() + "\n",
+    );
+    for cmd in ["build", "add", "update"] {
+        let run = d
+            .ndup()
+            .args(["index", cmd, "c.jsonl", "--index", "i.db"])
+            .code(2);
+        assert!(
+            run.stderr.contains("c.jsonl: the index holds files"),
+            "{cmd}: {}",
+            run.describe()
+        );
+        assert!(!d.path().join("i.db").exists());
+    }
+}

@@ -52,6 +52,19 @@ fn open_for_sync(args: &IndexSyncArgs) -> Result<(Pipeline, Index)> {
     let config = index_config(&args.sketching, &args.lsh, args.follow)?;
     // A missing path is an error before the index file is created or touched.
     check_paths(&args.paths)?;
+    // The index holds files, one document each: a JSON-lines corpus would become one document
+    // made of all its records. Refused until records are indexed one by one.
+    if let Some(p) = args
+        .paths
+        .iter()
+        .find(|p| ndup::source::records::is_jsonl_path(p) || ndup::source::records::is_stdin(p))
+    {
+        anyhow::bail!(
+            "{}: the index holds files, one document each, not JSON-lines records; index the \
+             records' texts as files, or scan the corpus with `ndup scan`",
+            p.display()
+        );
+    }
     let pipeline = Pipeline::new(config)?;
     let index = Index::open_or_create(&args.index, &IndexParams::from_config(pipeline.config()))?;
     Ok((pipeline, index))
