@@ -23,7 +23,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use ndup::find::Pipeline;
-use ndup::find::config::ScanConfig;
+use ndup::find::config::{ScanConfig, StrategyConfig};
 use ndup::join::{JoinOptions, Threshold, brute_force, join};
 use ndup::sim::Measure;
 
@@ -120,12 +120,11 @@ fn scan_modes(c: &mut Criterion) {
     let mut g = c.benchmark_group("exact");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(bytes as u64));
-    for (name, exact) in [("scan_exact", true), ("scan_minhash", false)] {
-        let p = Pipeline::new(ScanConfig {
-            exact,
-            ..Default::default()
-        })
-        .unwrap();
+    for (name, strategy) in [
+        ("scan_exact", StrategyConfig::Exact(Default::default())),
+        ("scan_minhash", StrategyConfig::default()),
+    ] {
+        let p = Pipeline::new(ScanConfig::with_strategy(strategy)).unwrap();
         g.bench_function(name, |b| b.iter(|| p.scan(black_box(&paths)).unwrap()));
     }
     g.finish();

@@ -21,7 +21,7 @@ use rand_chacha::ChaCha8Rng;
 
 use ndup::candidates::lsh::{LshIndex, LshParams};
 use ndup::find::Pipeline;
-use ndup::find::config::ScanConfig;
+use ndup::find::config::{ScanConfig, SignatureConfig, StrategyConfig};
 use ndup::sim::EXACT_SCREEN_Z;
 use ndup::sim::{
     Core, OverlapTable, SKETCH_BINS, Split, bin_sketch, jaccard, jaccard_at_least,
@@ -261,10 +261,12 @@ fn bench_sign(c: &mut Criterion) {
         .collect();
     g.throughput(Throughput::Bytes(text.len() as u64));
     for kind in SKETCHES {
-        let p = Pipeline::new(ScanConfig {
-            sketch: kind,
-            ..Default::default()
-        })
+        let p = Pipeline::new(ScanConfig::with_strategy(StrategyConfig::Signatures(
+            SignatureConfig {
+                sketch: kind,
+                ..Default::default()
+            },
+        )))
         .unwrap();
         g.bench_function(BenchmarkId::new("sign-4k", kind.name()), |b| {
             b.iter(|| {

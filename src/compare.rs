@@ -75,8 +75,10 @@ impl Comparison {
     /// `ndup:ignore` regions are left out, as in a scan.
     pub fn of(a: &str, b: &str, config: &ScanConfig) -> Result<Comparison> {
         let shingler = Shingler::new(&config.shingle)?;
+        let sig = config.signature_or_default();
         Signer::new(config.sketch_params())?;
-        if let Some(s) = config.sample {
+        let sample = config.sample();
+        if let Some(s) = sample {
             s.validate()?;
         }
         let bag = |text: &str| {
@@ -96,7 +98,6 @@ impl Comparison {
         let (set_a, set_b) = (set(&bag_a), set(&bag_b));
         let j = jaccard(&set_a, &set_b);
 
-        let sample = config.effective_sample();
         let (estimate, samples) = match sample {
             Some(s) => {
                 let m = SampleMatch::of(
@@ -110,7 +111,7 @@ impl Comparison {
                 let signer = Signer::new(config.sketch_params())?;
                 let est = (!set_a.is_empty() && !set_b.is_empty())
                     .then(|| estimate(&signer.sign(&set_a), &signer.sign(&set_b)));
-                (est, config.num_perm)
+                (est, sig.num_perm)
             }
         };
         Ok(Comparison {
@@ -120,8 +121,8 @@ impl Comparison {
                 custom_stopwords: config.shingle.kind == ShingleKind::Stopword
                     && config.shingle.stopwords.is_some(),
                 normalize: config.normalize.describe(),
-                sketch: sample.map_or(config.sketch.name(), |s| s.kind.name()),
-                num_perm: sample.is_none().then_some(config.num_perm),
+                sketch: sample.map_or(sig.sketch.name(), |s| s.kind.name()),
+                num_perm: sample.is_none().then_some(sig.num_perm),
                 modulo: sample.map(|s| s.modulo),
                 seed: config.seed,
             },
@@ -192,13 +193,12 @@ mod tests {
 
     #[test]
     fn sample_sketches_and_empty_texts() {
-        let config = ScanConfig {
-            sample: Some(crate::sketch::sample::SampleParams {
+        let config = ScanConfig::with_strategy(crate::find::config::StrategyConfig::Sample(
+            crate::sketch::sample::SampleParams {
                 modulo: 1,
                 ..Default::default()
-            }),
-            ..Default::default()
-        };
+            },
+        ));
         let c = Comparison::of("the same words here", "the same words here", &config).unwrap();
         assert_eq!(c.params.sketch, "modulo");
         assert_eq!(c.estimate, Some(1.0));

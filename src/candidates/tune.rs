@@ -180,37 +180,87 @@ pub fn tune(
     }
 }
 
-/// Explains the slots that no band covers, or `None` when every slot is banded. `tuned` says
-/// whether the tuner chose the banding (otherwise it was given).
-pub fn unbanded_note(num_perm: usize, lsh: LshParams, tuned: bool) -> Option<String> {
-    let used = lsh.bands * lsh.rows;
-    if used >= num_perm {
-        return None;
+/// Slots of a signature that no LSH band covers, and why: they do not help find candidates but
+/// still count in the signature estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unbanded {
+    /// Slots per signature.
+    pub num_perm: usize,
+    /// The banding.
+    pub lsh: LshParams,
+    /// Why the banding leaves them out.
+    pub reason: UnbandedReason,
+}
+
+/// Why a banding leaves slots out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnbandedReason {
+    /// The bands and rows were given, not tuned.
+    Given,
+    /// `num_perm` is not a multiple of the rows the tuner chose.
+    NotAMultiple,
+    /// One more band would add more false candidates than it saves false negatives.
+    NotWorthABand,
+}
+
+impl Unbanded {
+    /// The unbanded slots of `lsh` over `num_perm` slots, or `None` when every slot is banded.
+    /// `tuned` says whether the tuner chose the banding (otherwise it was given).
+    pub fn of(num_perm: usize, lsh: LshParams, tuned: bool) -> Option<Unbanded> {
+        let used = lsh.bands * lsh.rows;
+        if used >= num_perm {
+            return None;
+        }
+        let reason = if !tuned {
+            UnbandedReason::Given
+        } else if lsh.bands == num_perm / lsh.rows {
+            UnbandedReason::NotAMultiple
+        } else {
+            UnbandedReason::NotWorthABand
+        };
+        Some(Unbanded {
+            num_perm,
+            lsh,
+            reason,
+        })
     }
-    let slots = if num_perm - used == 1 {
-        format!("slot {used} is")
-    } else {
-        format!("slots {used}..{} are", num_perm - 1)
-    };
-    let why = if !tuned {
-        "--bands and --rows were given so".to_string()
-    } else if lsh.bands == num_perm / lsh.rows {
+
+    /// The explanation, with `given` naming how bands and rows were given and `tuner` how to see
+    /// the tuner's trade-off (the binary names its flags and command; [`Display`] does not).
+    ///
+    /// [`Display`]: std::fmt::Display
+    pub fn explain(&self, given: &str, tuner: &str) -> String {
+        let (num_perm, lsh) = (self.num_perm, self.lsh);
+        let used = lsh.bands * lsh.rows;
+        let slots = if num_perm - used == 1 {
+            format!("slot {used} is")
+        } else {
+            format!("slots {used}..{} are", num_perm - 1)
+        };
+        let why = match self.reason {
+            UnbandedReason::Given => format!("{given} were given so"),
+            UnbandedReason::NotAMultiple => format!(
+                "{num_perm} is not a multiple of the {} rows chosen for this threshold",
+                lsh.rows
+            ),
+            UnbandedReason::NotWorthABand => format!(
+                "more bands of {} rows would add more false candidates than they save false \
+                 negatives at this threshold (see {tuner})",
+                lsh.rows
+            ),
+        };
         format!(
-            "{num_perm} is not a multiple of the {} rows chosen for this threshold",
-            lsh.rows
+            "{slots} in no LSH band ({} bands x {} rows = {used} of {num_perm} slots) because {why}; \
+             they do not help find candidates but still count in the signature estimate",
+            lsh.bands, lsh.rows
         )
-    } else {
-        format!(
-            "more bands of {} rows would add more false candidates than they save false \
-             negatives at this threshold (see `ndup tune`)",
-            lsh.rows
-        )
-    };
-    Some(format!(
-        "{slots} in no LSH band ({} bands x {} rows = {used} of {num_perm} slots) because {why}; \
-         they do not help find candidates but still count in the signature estimate",
-        lsh.bands, lsh.rows
-    ))
+    }
+}
+
+impl std::fmt::Display for Unbanded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.explain("the bands and rows", "the tuner's cost"))
+    }
 }
 
 /// The chance that a pair of similarity `s` is lost, split by stage.
@@ -354,6 +404,10 @@ pub struct Tuning {
     pub unbanded_slots: usize,
     /// Why slots are unbanded, when some are.
     pub unbanded_note: Option<String>,
+    /// The same, typed (for a caller that words it its own way).
+    #[serde(skip)]
+    #[cfg_attr(feature = "pipeline", schemars(skip))]
+    pub unbanded: Option<Unbanded>,
     /// Whether the tuner chose the banding (false: bands and rows were given).
     pub tuned: bool,
     /// `(1/b)^(1/r)`, where the S-curve is steepest (about one half).
@@ -406,7 +460,8 @@ impl Tuning {
             bands: lsh.bands,
             rows: lsh.rows,
             unbanded_slots: num_perm - lsh.bands * lsh.rows,
-            unbanded_note: unbanded_note(num_perm, lsh, tuned),
+            unbanded_note: Unbanded::of(num_perm, lsh, tuned).map(|u| u.to_string()),
+            unbanded: Unbanded::of(num_perm, lsh, tuned),
             tuned,
             lsh_threshold: lsh.threshold(),
             weights,
@@ -564,6 +619,7 @@ mod tests {
 
     #[test]
     fn unbanded_slots_are_explained() {
+        let unbanded_note = |n, l, tuned| Unbanded::of(n, l, tuned).map(|u| u.to_string());
         assert_eq!(unbanded_note(128, lsh(16, 8), true), None);
         let note = unbanded_note(128, lsh(18, 7), true).unwrap();
         assert!(
@@ -578,7 +634,14 @@ mod tests {
         let note = unbanded_note(128, lsh(39, 3), true).unwrap();
         assert!(note.contains("slots 117..127") && note.contains("more bands of 3 rows"));
         let note = unbanded_note(128, lsh(15, 8), false).unwrap();
-        assert!(note.contains("slots 120..127") && note.contains("--bands and --rows were given"));
+        assert!(note.contains("slots 120..127") && note.contains("the bands and rows were given"));
+        let given = Unbanded::of(128, lsh(15, 8), false).unwrap();
+        assert_eq!(given.reason, UnbandedReason::Given);
+        assert!(
+            given
+                .explain("B and R", "T")
+                .contains("because B and R were given so")
+        );
         assert!(
             unbanded_note(9, lsh(4, 2), true)
                 .unwrap()

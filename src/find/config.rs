@@ -15,8 +15,9 @@ use crate::text::normalize::NormalizeOptions;
 use crate::text::shingle::{ShingleKind, ShingleOptions};
 use crate::verify::VerifyMode;
 
-/// The version of the JSON report format. Bumped when a field changes meaning or disappears.
-pub const FORMAT_VERSION: u32 = 1;
+/// The version of the JSON report format. Bumped when a field changes meaning or disappears
+/// (2: the params record holds only the sketch and banding fields of the strategy used).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The seed used when none is given, so that runs are reproducible by default.
 pub const DEFAULT_SEED: u64 = 42;
@@ -34,16 +35,64 @@ pub enum Mode {
     Exact,
 }
 
-/// How the pairs are found: chosen once, from the configuration, by [`ScanConfig::strategy`].
+/// The signature strategy's own parameters: the sketch, its width and the LSH banding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignatureConfig {
+    /// The signature sketch.
+    pub sketch: SketchKind,
+    /// Slots per signature.
+    pub num_perm: usize,
+    /// LSH banding. [`ScanConfig::tuned`] chooses it for the threshold.
+    pub lsh: LshParams,
+}
+
+impl Default for SignatureConfig {
+    fn default() -> Self {
+        SignatureConfig {
+            sketch: SketchKind::Fss,
+            num_perm: 128,
+            // What `tune` chooses for threshold 0.8 and 128 slots (checked by a test).
+            lsh: LshParams { bands: 18, rows: 7 },
+        }
+    }
+}
+
+/// The exact strategy's own parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExactConfig {
+    /// The memory the join may use, in bytes (`None`: no limit). Not part of [`Params`]: it
+    /// decides whether a scan runs, never what it finds.
+    pub max_memory: Option<u64>,
+}
+
+/// How the pairs are found, and the parameters only that way uses. Chosen once, by whoever
+/// builds the [`ScanConfig`]; [`ScanConfig::validate`] checks it against the measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StrategyConfig {
     /// MinHash signatures, banded LSH and verification (the default).
-    Signatures,
-    /// The first seed's shingle samples, an inverted index and verification (also what
-    /// containment uses).
+    Signatures(SignatureConfig),
+    /// The first seed's shingle samples, an inverted index and verification (what containment
+    /// needs: signatures estimate Jaccard, and LSH on them misses a document inside a much
+    /// larger one).
     Sample(SampleParams),
     /// Every shingle set, and the exact set-similarity join.
-    Exact,
+    Exact(ExactConfig),
+}
+
+impl Default for StrategyConfig {
+    fn default() -> Self {
+        StrategyConfig::Signatures(SignatureConfig::default())
+    }
+}
+
+impl StrategyConfig {
+    /// The mode a report records.
+    pub fn mode(&self) -> Mode {
+        match self {
+            StrategyConfig::Exact(_) => Mode::Exact,
+            _ => Mode::Minhash,
+        }
+    }
 }
 
 /// Everything a scan needs to know.
@@ -55,30 +104,18 @@ pub struct ScanConfig {
     pub normalize: NormalizeOptions,
     /// Shingling.
     pub shingle: ShingleOptions,
-    /// The signature sketch.
-    pub sketch: SketchKind,
-    /// Slots per signature.
-    pub num_perm: usize,
-    /// LSH banding. [`ScanConfig::tuned`] chooses it for the threshold.
-    pub lsh: LshParams,
-    /// A shingle sample sketch (the first seed's modulo sampling or supershingles) instead of
-    /// signatures: when set, `sketch`, `num_perm` and `lsh` are not used.
-    pub sample: Option<SampleParams>,
+    /// How pairs are found, with that strategy's own parameters.
+    pub strategy: StrategyConfig,
     /// Seed for shingle hashing and every hash function.
     pub seed: u64,
     /// Similarity threshold in [0, 1].
     pub threshold: f64,
     /// What the threshold measures.
     pub measure: Measure,
-    /// How candidates are verified.
+    /// How candidates are verified (signatures and samples; the exact join needs none).
     pub verify: VerifyMode,
-    /// Largest bucket whose pairs are all enumerated.
+    /// Largest bucket or posting list whose pairs are all enumerated (signatures and samples).
     pub max_bucket: usize,
-    /// Exact mode: a set-similarity join instead of MinHash and LSH.
-    pub exact: bool,
-    /// The memory exact mode may use, in bytes (`None`: no limit). Not part of [`Params`]: it
-    /// decides whether a scan runs, never what it finds.
-    pub max_memory: Option<u64>,
 }
 
 impl Default for ScanConfig {
@@ -87,52 +124,61 @@ impl Default for ScanConfig {
             input: InputOptions::default(),
             normalize: NormalizeOptions::default(),
             shingle: ShingleOptions::default(),
-            sketch: SketchKind::Fss,
-            num_perm: 128,
-            // What `tune` chooses for threshold 0.8 and 128 slots (checked by a test).
-            lsh: LshParams { bands: 18, rows: 7 },
-            sample: None,
+            strategy: StrategyConfig::default(),
             seed: DEFAULT_SEED,
             threshold: 0.8,
             measure: Measure::Jaccard,
             verify: VerifyMode::Auto,
             max_bucket: DEFAULT_MAX_BUCKET,
-            exact: false,
-            max_memory: None,
         }
     }
 }
 
 impl ScanConfig {
+    /// The default configuration with `strategy`: for containment, pass a
+    /// [`StrategyConfig::Sample`] and set `measure`.
+    pub fn with_strategy(strategy: StrategyConfig) -> Self {
+        ScanConfig {
+            strategy,
+            ..ScanConfig::default()
+        }
+    }
+
     /// This configuration with the banding the tuner chooses for its threshold and `num_perm`
-    /// (see [`crate::candidates::tune`]). Use it after changing the threshold of [`ScanConfig::default`].
+    /// (see [`crate::candidates::tune`]). Use it after changing the threshold of
+    /// [`ScanConfig::default`]. Other strategies have no banding and are returned unchanged.
     pub fn tuned(self, weights: Weights) -> Result<Self> {
-        let lsh =
-            crate::candidates::tune::tune(self.threshold, self.num_perm, weights, None, None)?;
-        Ok(ScanConfig { lsh, ..self })
+        let StrategyConfig::Signatures(sig) = self.strategy else {
+            return Ok(self);
+        };
+        let lsh = crate::candidates::tune::tune(self.threshold, sig.num_perm, weights, None, None)?;
+        Ok(ScanConfig {
+            strategy: StrategyConfig::Signatures(SignatureConfig { lsh, ..sig }),
+            ..self
+        })
     }
 
-    /// The sample sketch the scan uses: the configured one, or modulo sampling with its defaults
-    /// when the measure is containment (MinHash signatures estimate Jaccard, and LSH on them
-    /// misses a document inside a much larger one).
-    pub fn effective_sample(&self) -> Option<SampleParams> {
-        match (self.sample, self.measure) {
-            (Some(s), _) => Some(s),
-            (None, Measure::Containment) => Some(SampleParams::default()),
-            (None, Measure::Jaccard) => None,
+    /// The signature parameters, when the strategy is signatures.
+    pub fn signatures(&self) -> Option<&SignatureConfig> {
+        match &self.strategy {
+            StrategyConfig::Signatures(s) => Some(s),
+            _ => None,
         }
     }
 
-    /// The strategy these parameters choose: exact mode, a sample sketch (or containment, which
-    /// needs one), or signatures.
-    pub fn strategy(&self) -> StrategyConfig {
-        if self.exact {
-            StrategyConfig::Exact
-        } else if let Some(sample) = self.effective_sample() {
-            StrategyConfig::Sample(sample)
-        } else {
-            StrategyConfig::Signatures
+    /// The sample sketch, when the strategy is samples.
+    pub fn sample(&self) -> Option<SampleParams> {
+        match self.strategy {
+            StrategyConfig::Sample(s) => Some(s),
+            _ => None,
         }
+    }
+
+    /// The signature parameters of the commands that always sign (dedup, index, the signing
+    /// stage of a pipeline): the strategy's own, or the defaults for the other strategies, which
+    /// never read them.
+    pub(crate) fn signature_or_default(&self) -> SignatureConfig {
+        self.signatures().copied().unwrap_or_default()
     }
 
     /// Checks ranges and the consistency of the parameters.
@@ -148,60 +194,71 @@ impl ScanConfig {
         }
         self.input.records.validate()?;
         crate::text::shingle::Shingler::new(&self.shingle)?;
-        crate::sketch::minhash::Signer::new(self.sketch_params())?;
-        if let Some(s) = self.sample {
-            s.validate()?;
+        match &self.strategy {
+            StrategyConfig::Signatures(sig) => {
+                if self.measure == Measure::Containment {
+                    return Err(crate::invalid![
+                        "containment compares shingle samples, not signatures: MinHash \
+                         estimates Jaccard, and LSH on it misses a document inside a much \
+                         larger one"
+                    ]);
+                }
+                crate::sketch::minhash::Signer::new(self.sketch_params())?;
+                sig.lsh.validate(sig.num_perm)
+            }
+            StrategyConfig::Sample(s) => {
+                s.validate()?;
+                if s.kind == SampleKind::Supershingle && self.measure == Measure::Containment {
+                    return Err(crate::invalid![
+                        "containment needs modulo sampling: supershingles miss a document \
+                         inside a much larger one"
+                    ]);
+                }
+                Ok(())
+            }
+            StrategyConfig::Exact(_) => Ok(()),
         }
-        // Strategy rules, checked here so that a library caller gets them as the binary does.
-        if let StrategyConfig::Sample(s) = self.strategy()
-            && s.kind == SampleKind::Supershingle
-            && self.measure == Measure::Containment
-        {
-            return Err(crate::invalid![
-                "containment needs modulo sampling: supershingles miss a document inside a much \
-                 larger one"
-            ]);
-        }
-        self.lsh.validate(self.num_perm)
     }
 
-    /// The signature parameters.
-    pub fn sketch_params(&self) -> SketchParams {
+    /// The parameters of the signer of the signature strategy (the defaults for the others),
+    /// with this configuration's seed.
+    pub(crate) fn sketch_params(&self) -> SketchParams {
+        let sig = self.signature_or_default();
         SketchParams {
-            kind: self.sketch,
-            num_perm: self.num_perm,
+            kind: sig.sketch,
+            num_perm: sig.num_perm,
             seed: self.seed,
         }
     }
 
     /// The record of these parameters for reports.
     pub fn params(&self) -> Params {
-        let used = self.lsh.bands * self.lsh.rows;
-        let sample = self.effective_sample();
+        let sig = self.signatures();
+        let sample = self.sample();
         Params {
             kind: "params",
             format_version: FORMAT_VERSION,
             ndup_version: env!("CARGO_PKG_VERSION"),
-            mode: if self.exact {
-                Mode::Exact
-            } else {
-                Mode::Minhash
-            },
+            mode: self.strategy.mode(),
             shingle: self.shingle.kind,
             shingle_size: self.shingle.size(),
             custom_stopwords: self.shingle.kind == ShingleKind::Stopword
                 && self.shingle.stopwords.is_some(),
             normalize: self.normalize.describe(),
-            sketch: sample.map_or(self.sketch.name(), |s| s.kind.name()),
+            sketch: match self.strategy {
+                StrategyConfig::Signatures(s) => Some(s.sketch.name()),
+                StrategyConfig::Sample(s) => Some(s.kind.name()),
+                StrategyConfig::Exact(_) => None,
+            },
             modulo: sample.map(|s| s.modulo),
             supershingle_size: sample
                 .filter(|s| s.kind == SampleKind::Supershingle)
                 .map(|s| s.supershingle_size),
-            num_perm: self.num_perm,
-            bands: self.lsh.bands,
-            rows: self.lsh.rows,
-            lsh_threshold: self.lsh.threshold(),
-            unbanded_slots: self.num_perm - used,
+            num_perm: sig.map(|s| s.num_perm),
+            bands: sig.map(|s| s.lsh.bands),
+            rows: sig.map(|s| s.lsh.rows),
+            lsh_threshold: sig.map(|s| s.lsh.threshold()),
+            unbanded_slots: sig.map(|s| s.num_perm - s.lsh.bands * s.lsh.rows),
             seed: self.seed,
             threshold: self.threshold,
             measure: self.measure,
@@ -211,7 +268,8 @@ impl ScanConfig {
     }
 }
 
-/// The parameters a report was made with (the first record of every JSON report).
+/// The parameters a report was made with (the first record of every JSON report). The sketch
+/// and banding fields are those of the strategy used, and absent for the others.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Params {
     /// Always `"params"`.
@@ -221,8 +279,7 @@ pub struct Params {
     pub format_version: u32,
     /// The version of ndup that made the report.
     pub ndup_version: &'static str,
-    /// Which method found the pairs. In exact mode the signature and LSH parameters below are
-    /// recorded but unused.
+    /// Which method found the pairs.
     pub mode: Mode,
     /// The shingle kind.
     pub shingle: ShingleKind,
@@ -232,24 +289,31 @@ pub struct Params {
     pub custom_stopwords: bool,
     /// The normalization steps, e.g. `nfkc+lowercase+whitespace+trim`.
     pub normalize: String,
-    /// The sketch: `fss`, `oph`, `classic` (signatures), `modulo` or `supershingle` (samples).
-    pub sketch: &'static str,
+    /// The sketch: `fss`, `oph`, `classic` (signatures), `modulo` or `supershingle` (samples);
+    /// none in exact mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sketch: Option<&'static str>,
     /// With a sample sketch: shingle hashes that are 0 modulo this are kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub modulo: Option<u64>,
     /// With `supershingle`: sampled hashes per supershingle.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub supershingle_size: Option<usize>,
-    /// Slots per signature (signature sketches only).
-    pub num_perm: usize,
+    /// Slots per signature (signature sketches only, as are the banding fields below).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_perm: Option<usize>,
     /// LSH bands.
-    pub bands: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bands: Option<usize>,
     /// Slots per band.
-    pub rows: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<usize>,
     /// `(1/bands)^(1/rows)`, where the S-curve crosses one half.
-    pub lsh_threshold: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lsh_threshold: Option<f64>,
     /// Slots not covered by any band: they still count in the signature estimate.
-    pub unbanded_slots: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unbanded_slots: Option<usize>,
     /// The seed.
     pub seed: u64,
     /// The similarity threshold.
@@ -273,7 +337,7 @@ mod tests {
         let p = c.params();
         assert_eq!(
             (p.num_perm, p.bands, p.rows, p.unbanded_slots),
-            (128, 18, 7, 2)
+            (Some(128), Some(18), Some(7), Some(2))
         );
         // The default banding is the tuner's choice for the default threshold.
         assert_eq!(c.clone().tuned(Weights::default()).unwrap(), c);
@@ -282,14 +346,20 @@ mod tests {
         assert_eq!(json["shingle"], "char");
         assert_eq!(json["verify"], "auto");
         assert_eq!(json["mode"], "minhash");
-        let exact = ScanConfig {
-            exact: true,
-            ..Default::default()
-        };
-        assert_eq!(
-            serde_json::to_value(exact.params()).unwrap()["mode"],
-            "exact"
-        );
+        let exact = ScanConfig::with_strategy(StrategyConfig::Exact(ExactConfig::default()));
+        let exact = serde_json::to_value(exact.params()).unwrap();
+        assert_eq!(exact["mode"], "exact");
+        // Only the strategy's own parameters are recorded.
+        for absent in [
+            "sketch",
+            "num_perm",
+            "bands",
+            "rows",
+            "lsh_threshold",
+            "modulo",
+        ] {
+            assert!(exact.get(absent).is_none(), "{absent}");
+        }
         assert_eq!(json["sketch"], "fss");
         assert!(json.get("modulo").is_none());
     }
@@ -299,31 +369,26 @@ mod tests {
         use crate::sketch::sample::{SampleKind, SampleParams};
         let c = ScanConfig {
             measure: Measure::Containment,
-            ..Default::default()
+            ..ScanConfig::with_strategy(StrategyConfig::Sample(SampleParams::default()))
         };
-        assert_eq!(c.effective_sample(), Some(SampleParams::default()));
+        c.validate().unwrap();
         let json = serde_json::to_value(c.params()).unwrap();
         assert_eq!(json["sketch"], "modulo");
         assert_eq!(json["modulo"], 16);
         assert_eq!(json["measure"], "containment");
-        let c = ScanConfig {
-            sample: Some(SampleParams {
-                kind: SampleKind::Supershingle,
-                modulo: 4,
-                supershingle_size: 3,
-            }),
-            ..Default::default()
-        };
+        assert!(json.get("num_perm").is_none());
+        let c = ScanConfig::with_strategy(StrategyConfig::Sample(SampleParams {
+            kind: SampleKind::Supershingle,
+            modulo: 4,
+            supershingle_size: 3,
+        }));
         let json = serde_json::to_value(c.params()).unwrap();
         assert_eq!(json["sketch"], "supershingle");
         assert_eq!(json["supershingle_size"], 3);
-        let bad = ScanConfig {
-            sample: Some(SampleParams {
-                modulo: 0,
-                ..Default::default()
-            }),
+        let bad = ScanConfig::with_strategy(StrategyConfig::Sample(SampleParams {
+            modulo: 0,
             ..Default::default()
-        };
+        }));
         assert!(
             bad.validate()
                 .unwrap_err()
@@ -344,25 +409,35 @@ mod tests {
                 .to_string()
                 .contains("threshold must be between 0 and 1")
         );
-        let c = ScanConfig {
+        let c = ScanConfig::with_strategy(StrategyConfig::Signatures(SignatureConfig {
             lsh: LshParams { bands: 20, rows: 8 },
             ..Default::default()
-        };
+        }));
         assert!(c.validate().unwrap_err().to_string().contains("160"));
         // Containment needs modulo sampling: a library caller gets this rule too.
         let c = ScanConfig {
             measure: Measure::Containment,
-            sample: Some(SampleParams {
+            ..ScanConfig::with_strategy(StrategyConfig::Sample(SampleParams {
                 kind: SampleKind::Supershingle,
                 ..Default::default()
-            }),
-            ..Default::default()
+            }))
         };
         assert!(
             c.validate()
                 .unwrap_err()
                 .to_string()
                 .contains("containment needs modulo sampling")
+        );
+        // And it compares samples, never signatures.
+        let c = ScanConfig {
+            measure: Measure::Containment,
+            ..Default::default()
+        };
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("containment compares shingle samples")
         );
     }
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::find::config::ScanConfig;
+use crate::find::config::{ScanConfig, StrategyConfig};
 use crate::find::read::{Corpus, Raw, Sketcher, Strategy};
 use crate::find::{Pipeline, ScanReport, Scratch};
 use crate::join::{JoinOptions, Threshold, dedup_hashes, join};
@@ -42,7 +42,7 @@ impl ShingledCorpus {
 
 /// Exact mode's strategy: each document's whole shingle set, sorted and distinct. Stops the
 /// reading, with [`Error::TooLargeForExact`], as soon as the sets alone exceed
-/// `config.max_memory`.
+/// the exact strategy's `max_memory`.
 pub(crate) struct Sets<'p> {
     p: &'p Pipeline,
     /// Bytes the sets hold so far.
@@ -58,7 +58,7 @@ impl<'p> Sets<'p> {
             p,
             held: AtomicUsize::new(0),
             largest: AtomicU64::new(0),
-            limit: p.config.max_memory.unwrap_or(u64::MAX),
+            limit: max_memory(&p.config).unwrap_or(u64::MAX),
         }
     }
 }
@@ -110,6 +110,14 @@ impl Strategy for Sets<'_> {
     }
 }
 
+/// The memory the join may use: exact mode's own limit.
+fn max_memory(config: &ScanConfig) -> Option<u64> {
+    match config.strategy {
+        StrategyConfig::Exact(e) => e.max_memory,
+        _ => None,
+    }
+}
+
 /// Joins a [`ShingledCorpus`] and builds the report.
 pub(crate) fn finish(
     config: &ScanConfig,
@@ -131,7 +139,7 @@ pub(crate) fn finish(
     let opts = JoinOptions {
         threshold: Threshold::from_f64(config.threshold)?,
         measure: config.measure,
-        max_memory: config.max_memory,
+        max_memory: max_memory(config),
     };
     let out = join(sets, &opts)?;
     stats.candidates = out.stats.candidates;

@@ -273,7 +273,11 @@ impl Pipeline {
         Ok(Pipeline {
             shingler: Shingler::new(&config.shingle)?,
             signer: Signer::new(config.sketch_params())?,
-            verifier: Verifier::new(config.verify, config.threshold, config.num_perm),
+            verifier: Verifier::new(
+                config.verify,
+                config.threshold,
+                config.signature_or_default().num_perm,
+            ),
             config,
             progress: None,
         })
@@ -385,12 +389,12 @@ impl Pipeline {
     /// [`ScanConfig::strategy`]): phase one reads and sketches every document, phase two turns
     /// the sketches into verified pairs.
     pub fn scan_source(&self, source: &Source) -> Result<ScanReport> {
-        match self.config.strategy() {
-            StrategyConfig::Exact => self.run(source, &exact::Sets::new(self)),
+        match self.config.strategy {
+            StrategyConfig::Exact(_) => self.run(source, &exact::Sets::new(self)),
             StrategyConfig::Sample(params) => {
                 self.run(source, &sample::Samples { p: self, params })
             }
-            StrategyConfig::Signatures => self.run(source, &Signatures(self)),
+            StrategyConfig::Signatures(_) => self.run(source, &Signatures(self)),
         }
     }
 
@@ -411,7 +415,8 @@ impl Pipeline {
 
     /// True when phase two may read documents again (exact verification).
     fn may_reload(&self) -> bool {
-        self.config.exact || matches!(self.config.verify, VerifyMode::Auto | VerifyMode::Exact)
+        matches!(self.config.strategy, StrategyConfig::Exact(_))
+            || matches!(self.config.verify, VerifyMode::Auto | VerifyMode::Exact)
     }
 
     /// Phase two: LSH candidates, verification, and the sorted report. `start` is when the scan
@@ -431,7 +436,7 @@ impl Pipeline {
         }
 
         // Candidates, verified by signature as they are found.
-        let index = LshIndex::build(&sigs, k, self.config.lsh)?;
+        let index = LshIndex::build(&sigs, k, self.config.signature_or_default().lsh)?;
         let sig_of = |i: u32| &sigs[i as usize * k..(i as usize + 1) * k];
         let (found, cstats) = index.candidates(self.config.max_bucket, |a, b| {
             let m = agreement(sig_of(a), sig_of(b));
@@ -1337,13 +1342,15 @@ mod tests {
         measure: Measure,
         gone: &[&str],
     ) -> (Pipeline, ScanReport) {
-        let p = Pipeline::new(ScanConfig {
+        let mut p = Pipeline::new(ScanConfig {
             verify: VerifyMode::Exact,
-            measure,
             threshold: 0.5,
             ..Default::default()
         })
         .unwrap();
+        // Containment takes samples in a scan; its exact settling is the same code on
+        // signature candidates, tested here directly.
+        p.config.measure = measure;
         let corpus = p.sign_files(&[dir.to_path_buf()]).unwrap();
         for name in gone {
             std::fs::remove_file(dir.join(name)).unwrap();
@@ -1725,19 +1732,17 @@ mod tests {
                 .scan_records(std::slice::from_ref(&path))
                 .unwrap()
         };
-        let exact = scan(ScanConfig {
-            exact: true,
-            ..Default::default()
-        });
+        let exact = scan(ScanConfig::with_strategy(StrategyConfig::Exact(
+            Default::default(),
+        )));
         assert_eq!(exact.params.mode, crate::find::config::Mode::Exact);
         assert_eq!(exact.pairs.len(), 1);
         // Exact mode has nothing to estimate: the estimate is the exact Jaccard.
         assert_eq!(Some(exact.pairs[0].estimate), exact.pairs[0].jaccard);
-        let sampled = scan(ScanConfig {
-            sample: Some(crate::sketch::sample::SampleParams::default()),
-            ..Default::default()
-        });
-        assert_eq!(sampled.params.sketch, "modulo");
+        let sampled = scan(ScanConfig::with_strategy(StrategyConfig::Sample(
+            Default::default(),
+        )));
+        assert_eq!(sampled.params.sketch, Some("modulo"));
         assert_eq!(sampled.pairs.len(), 1);
         let signed = scan(ScanConfig::default());
         assert_eq!(signed.params.mode, crate::find::config::Mode::Minhash);

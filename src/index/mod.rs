@@ -132,6 +132,7 @@ pub struct IndexParams {
 impl IndexParams {
     /// The index parameters of a scan configuration.
     pub fn from_config(config: &ScanConfig) -> Self {
+        let sig = config.signature_or_default();
         let stopwords = match (&config.shingle.kind, &config.shingle.stopwords) {
             (ShingleKind::Stopword, Some(list)) => {
                 // The shingler uses the list as a set of lowercased words: so does the hash.
@@ -147,10 +148,10 @@ impl IndexParams {
             shingle_size: config.shingle.size(),
             stopwords,
             normalize: config.normalize,
-            sketch: config.sketch,
-            num_perm: config.num_perm,
-            bands: config.lsh.bands,
-            rows: config.lsh.rows,
+            sketch: sig.sketch,
+            num_perm: sig.num_perm,
+            bands: sig.lsh.bands,
+            rows: sig.lsh.rows,
             seed: config.seed,
         }
     }
@@ -748,6 +749,7 @@ fn count_docs(conn: &Connection, path: &Path) -> Result<u64> {
 mod tests {
     use super::*;
     use crate::find::Pipeline;
+    use crate::find::config::{SignatureConfig, StrategyConfig};
     use crate::sim::jaccard;
     use std::time::Duration;
 
@@ -785,13 +787,14 @@ mod tests {
     fn differences_name_the_parameters() {
         let base = params_of(&ScanConfig::default());
         assert!(base.check(&base).is_ok());
-        let mut c = ScanConfig {
+        let b = SignatureConfig::default().lsh.bands;
+        let mut sig = SignatureConfig {
             num_perm: 256,
             ..Default::default()
         };
-        c.lsh.bands = 32;
+        sig.lsh.bands = 32;
+        let c = ScanConfig::with_strategy(StrategyConfig::Signatures(sig));
         let msg = base.check(&params_of(&c)).unwrap_err().to_string();
-        let b = ScanConfig::default().lsh.bands;
         assert_eq!(
             msg,
             format!(
@@ -955,7 +958,7 @@ mod tests {
             .conn
             .query_row("SELECT count(*) FROM band", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(band_rows, 4 * ScanConfig::default().lsh.bands as i64);
+        assert_eq!(band_rows, 4 * SignatureConfig::default().lsh.bands as i64);
     }
 
     #[test]

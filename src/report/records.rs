@@ -90,8 +90,9 @@ pub struct ParamsRecord<'a> {
     /// The version of ndup that made the report.
     pub ndup_version: &'a str,
     /// Which method found the pairs: `minhash` (signatures or samples, LSH or an inverted index,
-    /// then verification) or `exact` (a set-similarity join; the signature and LSH parameters
-    /// below are then recorded but unused).
+    /// then verification) or `exact` (a set-similarity join of whole shingle sets). Only the
+    /// parameters of the strategy used are recorded: `sketch` and the banding fields for
+    /// signatures, `sketch` and `modulo` for samples, none of them in exact mode.
     pub mode: Mode,
     /// The shingle kind.
     pub shingle: ShingleKind,
@@ -101,9 +102,11 @@ pub struct ParamsRecord<'a> {
     pub custom_stopwords: bool,
     /// The normalization steps, e.g. `nfkc+lowercase+whitespace+trim`.
     pub normalize: &'a str,
-    /// The sketch: `fss`, `oph`, `classic` (signatures), `modulo` or `supershingle` (samples).
+    /// The sketch: `fss`, `oph`, `classic` (signatures), `modulo` or `supershingle` (samples);
+    /// absent in exact mode.
     #[schemars(extend("enum" = SKETCH_NAMES))]
-    pub sketch: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sketch: Option<&'a str>,
     /// With a sample sketch: shingle hashes that are 0 modulo this are kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
@@ -112,16 +115,21 @@ pub struct ParamsRecord<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub supershingle_size: Option<usize>,
-    /// Slots per signature (signature sketches only).
-    pub num_perm: usize,
+    /// Slots per signature (signature sketches only, as are the four banding fields below).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_perm: Option<usize>,
     /// LSH bands.
-    pub bands: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bands: Option<usize>,
     /// Slots per band.
-    pub rows: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<usize>,
     /// `(1/bands)^(1/rows)`, where the S-curve crosses one half.
-    pub lsh_threshold: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lsh_threshold: Option<f64>,
     /// Slots not covered by any band: they still count in the signature estimate.
-    pub unbanded_slots: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unbanded_slots: Option<usize>,
     /// The seed of every hash function.
     pub seed: u64,
     /// The similarity threshold.

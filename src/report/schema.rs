@@ -219,7 +219,7 @@ fn not_null(p: &mut Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::find::config::ScanConfig;
+    use crate::find::config::{ScanConfig, StrategyConfig};
     use crate::model::SkipKind;
     use crate::sim::Measure;
     use crate::sketch::sample::{SampleKind, SampleParams};
@@ -296,17 +296,13 @@ mod tests {
             ScanConfig::default(),
             ScanConfig {
                 measure: Measure::Containment,
-                exact: true,
-                ..Default::default()
+                ..ScanConfig::with_strategy(StrategyConfig::Exact(Default::default()))
             },
-            ScanConfig {
-                sample: Some(SampleParams {
-                    kind: SampleKind::Supershingle,
-                    modulo: 4,
-                    supershingle_size: 3,
-                }),
-                ..Default::default()
-            },
+            ScanConfig::with_strategy(StrategyConfig::Sample(SampleParams {
+                kind: SampleKind::Supershingle,
+                modulo: 4,
+                supershingle_size: 3,
+            })),
         ];
         for c in configs {
             let p = c.params();

@@ -387,6 +387,7 @@ mod tests {
     #[test]
     #[cfg(feature = "pipeline")]
     fn slots_are_the_pipelines() {
+        use crate::find::config::{SignatureConfig, StrategyConfig};
         use crate::find::{Pipeline, config::ScanConfig};
         let texts = [
             String::new(),
@@ -402,16 +403,19 @@ mod tests {
         let configs = [
             ScanConfig::default(),
             ScanConfig {
-                sketch: SketchKind::Oph,
-                num_perm: 100,
-                lsh: crate::candidates::lsh::LshParams { bands: 20, rows: 5 },
                 seed: 9,
-                ..ScanConfig::default()
+                ..ScanConfig::with_strategy(StrategyConfig::Signatures(SignatureConfig {
+                    sketch: SketchKind::Oph,
+                    num_perm: 100,
+                    lsh: crate::candidates::lsh::LshParams { bands: 20, rows: 5 },
+                }))
             },
             ScanConfig {
-                sketch: SketchKind::Classic,
-                num_perm: 64,
-                lsh: crate::candidates::lsh::LshParams { bands: 8, rows: 8 },
+                strategy: StrategyConfig::Signatures(SignatureConfig {
+                    sketch: SketchKind::Classic,
+                    num_perm: 64,
+                    lsh: crate::candidates::lsh::LshParams { bands: 8, rows: 8 },
+                }),
                 shingle: ShingleOptions {
                     kind: ShingleKind::Word,
                     ..ShingleOptions::default()

@@ -5,7 +5,7 @@
 //! Jaccard, which is then checked against the library under the same options.
 
 use ndup::candidates::lsh::LshParams;
-use ndup::find::config::ScanConfig;
+use ndup::find::config::{ScanConfig, SignatureConfig, StrategyConfig};
 use ndup::sketch::minhash::SketchKind;
 use ndup::text::normalize::NormalizeOptions;
 use ndup::text::shingle::{ShingleKind, ShingleOptions};
@@ -527,10 +527,10 @@ fn sketch_chooses_the_signature() {
             ])
             .ok();
         assert_eq!(run.params()["sketch"], name);
-        let config = ScanConfig {
+        let config = ScanConfig::with_strategy(StrategyConfig::Signatures(SignatureConfig {
             sketch: kind,
             ..Default::default()
-        };
+        }));
         let p = run.expect_pair("docs/edited.txt", "docs/original.txt");
         // The library's estimate under that sketch, within five standard errors of the truth.
         assert_eq!(
@@ -587,11 +587,11 @@ fn num_perm_sets_the_signature_width() {
         ),
         (Some(64), Some(16), Some(4))
     );
-    let config = ScanConfig {
+    let config = ScanConfig::with_strategy(StrategyConfig::Signatures(SignatureConfig {
+        sketch: SketchKind::Fss,
         num_perm: 64,
         lsh: LshParams { bands: 16, rows: 4 },
-        ..Default::default()
-    };
+    }));
     let e = library_estimate(
         &config,
         &d.read("docs/original.txt"),

@@ -22,7 +22,7 @@ fn jsonl_is_params_then_pairs_then_skips_then_the_summary() {
     eqnice!(
         json!({
             "type": "params",
-            "format_version": 1,
+            "format_version": 2,
             "ndup_version": env!("CARGO_PKG_VERSION"),
             "mode": "minhash",
             "shingle": "char",

@@ -308,3 +308,49 @@ fn an_index_refuses_json_lines_rather_than_index_a_corpus_as_one_document() {
         assert!(!d.path().join("i.db").exists());
     }
 }
+
+/// The params record of `--exact` wrote the signature sketch and a banding that the join never
+/// used (`"sketch":"oph","num_perm":64` for `--exact --sketch oph --num-perm 64`), and that of a
+/// sample sketch wrote a banding too: each now records only its strategy's parameters.
+#[test]
+fn the_params_record_holds_only_the_parameters_of_the_strategy_used() {
+    let d = Dir::new();
+    let body = text(5, 120);
+    d.create("docs/a.md", &body);
+    d.create("docs/b.md", format!("{body} and one more"));
+    let banding = [
+        "num_perm",
+        "bands",
+        "rows",
+        "lsh_threshold",
+        "unbanded_slots",
+    ];
+    let exact = d
+        .scan()
+        .args(["docs", "--exact", "--sketch", "oph", "--num-perm", "64"])
+        .ok();
+    let p = exact.params();
+    assert_eq!(p["mode"], "exact");
+    for absent in banding.iter().chain(&["sketch", "modulo"]) {
+        assert!(p.get(absent).is_none(), "{absent}: {p}");
+    }
+    assert_eq!(exact.pairs().len(), 1);
+    let sample = d.scan().args(["docs", "--containment"]).ok();
+    let p = sample.params();
+    assert_eq!((&p["sketch"], &p["modulo"]), (&"modulo".into(), &16.into()));
+    for absent in banding {
+        assert!(p.get(absent).is_none(), "{absent}: {p}");
+    }
+    let signatures = d.scan().arg("docs").ok();
+    let p = signatures.params();
+    assert_eq!((&p["sketch"], &p["num_perm"]), (&"fss".into(), &128.into()));
+    // The library's note on unbanded slots names no flag; the terminal's does.
+    let json = d
+        .ndup()
+        .args(["tune", "--threshold", "0.5", "--format", "json"])
+        .ok();
+    let note = json.json()["unbanded_note"].as_str().unwrap().to_string();
+    assert!(note.contains("(see the tuner's cost)"), "{note}");
+    let text = d.ndup().args(["tune", "--threshold", "0.5"]).ok();
+    assert!(text.stdout.contains("(see `ndup tune`)"), "{}", text.stdout);
+}

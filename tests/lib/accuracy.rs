@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use ndup::candidates::lsh::{LshIndex, LshParams};
 use ndup::candidates::tune::Weights;
-use ndup::find::config::ScanConfig;
+use ndup::find::config::{ScanConfig, StrategyConfig};
 use ndup::find::{Pipeline, ScanReport};
 use ndup::sim::Measure;
 use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, estimate, standard_error};
@@ -486,7 +486,7 @@ fn run(corpus: &Corpus, config: ScanConfig) -> (ScanReport, Figures) {
         below_t: reported.iter().filter(|&&x| x < t - 1e-12).count(),
     };
     eprintln!(
-        "T={t} {:?} {}x{} verify={}: recall {}/{} = {:.4}, precision {}/{} = {:.4}, below T {}, \
+        "T={t} {:?} {:?}x{:?} verify={}: recall {}/{} = {:.4}, precision {}/{} = {:.4}, below T {}, \
          candidates {}, exact {}",
         report.params.sketch,
         report.params.bands,
@@ -572,7 +572,7 @@ fn modulo_and_supershingle_sketches_against_brute_force() {
     // finds every pair sharing a sampled shingle, supershingles need runs of them.
     let corpus = spread_corpus();
     let sample = |kind| ScanConfig {
-        sample: Some(SampleParams {
+        strategy: StrategyConfig::Sample(SampleParams {
             kind,
             ..Default::default()
         }),
@@ -626,8 +626,10 @@ fn containment_finds_a_document_inside_a_much_larger_one() {
         .scan(std::slice::from_ref(&dir))
         .unwrap();
     assert_eq!(planted(&jaccard), 0, "plain Jaccard cannot see them");
+    // Containment compares samples (validate refuses it on signatures).
     let config = ScanConfig {
         measure: Measure::Containment,
+        strategy: StrategyConfig::Sample(SampleParams::default()),
         ..defaults(0.8)
     };
     let r = Pipeline::new(config)

@@ -199,7 +199,7 @@ fn minhash_estimates_the_jaccard_similarity_without_bias() {
 #[test]
 fn pipeline_signatures_estimate_the_exact_jaccard_of_edited_texts() {
     let p = Pipeline::new(ScanConfig::default()).unwrap();
-    let num_perm = p.config().num_perm;
+    let num_perm = p.config().signatures().unwrap().num_perm;
     let mut deviation = 0.0;
     let mut variance = 0.0;
     let mut pairs = 0;

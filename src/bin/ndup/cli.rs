@@ -9,7 +9,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use ndup::candidates::lsh::LshParams;
 use ndup::candidates::tune::{DEFAULT_FN_WEIGHT, DEFAULT_FP_WEIGHT, Weights};
 use ndup::dedup::Keep;
-use ndup::find::config::{DEFAULT_MAX_BUCKET, DEFAULT_SEED, ScanConfig};
+use ndup::find::config::{
+    DEFAULT_MAX_BUCKET, DEFAULT_SEED, ExactConfig, ScanConfig, SignatureConfig, StrategyConfig,
+};
 use ndup::report::Format;
 use ndup::sim::Measure;
 use ndup::sketch::minhash::SketchKind;
@@ -631,9 +633,11 @@ impl CandidateArgs {
             input,
             normalize: sketching.normalize(),
             shingle: sketching.shingle()?,
-            sketch,
-            num_perm,
-            lsh,
+            strategy: StrategyConfig::Signatures(SignatureConfig {
+                sketch,
+                num_perm,
+                lsh,
+            }),
             seed: sketching.seed,
             threshold,
             verify: self.verify.mode(),
@@ -928,18 +932,27 @@ impl ScanArgs {
                 sample.kind.name()
             );
         }
+        let base =
+            self.candidates
+                .config(s, sketch, self.threshold, self.input.options(self.follow))?;
+        // The mode is chosen here once: the signature and sample flags do not apply to --exact.
+        let strategy = if self.exact {
+            StrategyConfig::Exact(ExactConfig {
+                max_memory: self.max_memory.or_else(default_max_memory),
+            })
+        } else if let Some(sample) = sample {
+            StrategyConfig::Sample(sample)
+        } else {
+            base.strategy
+        };
         let config = ScanConfig {
-            sample,
+            strategy,
             measure: if self.containment {
                 Measure::Containment
             } else {
                 Measure::Jaccard
             },
-            exact: self.exact,
-            max_memory: self.max_memory.or_else(default_max_memory),
-            ..self
-                .candidates
-                .config(s, sketch, self.threshold, self.input.options(self.follow))?
+            ..base
         };
         config.validate()?;
         Ok(config)
@@ -985,9 +998,11 @@ pub fn index_config(sketching: &SketchingArgs, lsh: &LshArgs, follow: bool) -> R
         },
         normalize: sketching.normalize(),
         shingle: sketching.shingle()?,
-        sketch,
-        num_perm,
-        lsh,
+        strategy: StrategyConfig::Signatures(SignatureConfig {
+            sketch,
+            num_perm,
+            lsh,
+        }),
         seed: sketching.seed,
         ..ScanConfig::default()
     };

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use ndup::compare::Comparison;
-use ndup::find::config::ScanConfig;
+use ndup::find::config::{ScanConfig, SignatureConfig, StrategyConfig};
 use ndup::source::files::{Read, read_document};
 
 use crate::cli::{CompareArgs, ExplainFormat};
@@ -23,12 +23,18 @@ fn read(path: &Path) -> Result<String> {
 pub fn run(args: CompareArgs) -> Result<Exit> {
     let s = &args.sketching;
     let (sketch, sample) = s.sketches(false)?;
+    let strategy = match sample {
+        Some(sample) => StrategyConfig::Sample(sample),
+        None => StrategyConfig::Signatures(SignatureConfig {
+            sketch,
+            num_perm: s.num_perm.unwrap_or(SignatureConfig::default().num_perm),
+            ..SignatureConfig::default()
+        }),
+    };
     let config = ScanConfig {
         normalize: s.normalize(),
         shingle: s.shingle()?,
-        sketch,
-        num_perm: s.num_perm.unwrap_or(128),
-        sample,
+        strategy,
         seed: s.seed,
         ..ScanConfig::default()
     };

@@ -24,12 +24,11 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     // Unbanded slots are always in the params record. The note is for a user who shaped the
     // banding: with the tuner's defaults it would repeat the same sentence on every run.
     let shaped = args.candidates.shaped(&args.sketching);
-    let note = (shaped && config.effective_sample().is_none())
-        .then(|| {
-            let tuned = args.candidates.bands.is_none() || args.candidates.rows.is_none();
-            ndup::candidates::tune::unbanded_note(config.num_perm, config.lsh, tuned)
-        })
-        .flatten();
+    let note = config.signatures().filter(|_| shaped).and_then(|sig| {
+        let tuned = args.candidates.bands.is_none() || args.candidates.rows.is_none();
+        ndup::candidates::tune::Unbanded::of(sig.num_perm, sig.lsh, tuned)
+            .map(|u| crate::tune_cmd::unbanded_note(&u))
+    });
     let (output, baseline_out) = outputs(&args)?;
     let bar = progress::Bar::for_stderr(args.quiet);
     let mut pipeline = Pipeline::new(config)?;
@@ -44,12 +43,12 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let mut report = match &args.index {
         // The index caches the signatures of files: only the signature strategy has any.
         Some(index) => {
-            let why = match pipeline.config().strategy() {
-                StrategyConfig::Signatures if !jsonl => None,
-                StrategyConfig::Signatures => {
+            let why = match pipeline.config().strategy {
+                StrategyConfig::Signatures(_) if !jsonl => None,
+                StrategyConfig::Signatures(_) => {
                     Some("--index caches the signatures of files, not of JSON lines records".into())
                 }
-                StrategyConfig::Exact => Some(
+                StrategyConfig::Exact(_) => Some(
                     "--exact joins shingle sets: --index caches signatures and does not apply"
                         .to_string(),
                 ),

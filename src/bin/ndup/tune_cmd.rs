@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 
-use ndup::candidates::tune::Tuning;
+use ndup::candidates::tune::{Tuning, Unbanded};
 
 use crate::cli::{ExplainFormat, TuneArgs, resolve_banding};
 use crate::exit::Exit;
@@ -72,8 +72,8 @@ fn render(t: &Tuning) -> String {
         "  S-curve midpoint (1/b)^(1/r) = {:.4}: pairs this similar become candidates about half the time\n",
         t.lsh_threshold
     );
-    if let Some(note) = &t.unbanded_note {
-        s += &format!("  note: {note}\n");
+    if let Some(u) = &t.unbanded {
+        s += &format!("  note: {}\n", unbanded_note(u));
     }
     s += "\nsimilarity  P(candidate)\n";
     for p in &t.curve {
@@ -109,4 +109,9 @@ fn render(t: &Tuning) -> String {
         mb(m.documents)
     );
     s
+}
+
+/// Why some slots are in no band, in the words of the command line.
+pub fn unbanded_note(u: &Unbanded) -> String {
+    u.explain("--bands and --rows", "`ndup tune`")
 }
