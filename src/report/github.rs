@@ -7,15 +7,28 @@
 //! Property values and messages are escaped as the runner requires (`%`, CR, LF; and `:` and `,`
 //! in properties), and other control characters as in every text ndup prints (`\x1b`), so any
 //! file name is safe.
+//!
+//! Actions shows at most [`MAX_ANNOTATIONS`] warnings, and as many notices, per step, and drops
+//! the rest without a word. Over the limit the warnings are one per cluster, largest first, as
+//! many as fit, and a first `::notice` says how many pairs were grouped and how many clusters,
+//! documents and pairs were left out; when the skipped documents' notices would not fit either,
+//! the last one that does counts the rest. Under the limits the output is what it always was.
 
 use std::io::{self, Write};
 
+use super::sarif::{Group, counted, largest_first, left_out};
 use super::{ReportOptions, Reporter, location, measures};
 use crate::find::ScanReport;
 use crate::model::SkipKind;
 
 /// The GitHub Actions reporter.
 pub struct Github;
+
+/// The most annotations of one level (warning, notice) Actions shows for a step.
+pub(crate) const MAX_ANNOTATIONS: usize = 10;
+
+/// The title of the notice that says what was grouped or left out.
+const LIMIT_TITLE: &str = "ndup annotation limit";
 
 fn escape_data(s: &str) -> String {
     let s = s
@@ -47,43 +60,133 @@ fn annotation(
     )
 }
 
+fn cluster_annotation(w: &mut dyn Write, r: &ScanReport, g: &[u32]) -> io::Result<()> {
+    let (file, line) = location(r, g[0]);
+    let others: Vec<&str> = g[1..].iter().map(|&d| r.id(d)).collect();
+    let msg = format!(
+        "{} and {} other document(s) are near-duplicates: {}",
+        r.id(g[0]),
+        others.len(),
+        others.join(", ")
+    );
+    annotation(w, "warning", &file, line, "Near-duplicate cluster", &msg)
+}
+
+fn notice(w: &mut dyn Write, title: &str, message: &str) -> io::Result<()> {
+    writeln!(
+        w,
+        "::notice title={}::{}",
+        escape_property(title),
+        escape_data(message)
+    )
+}
+
 impl Reporter for Github {
     fn write(&self, r: &ScanReport, opts: &ReportOptions, w: &mut dyn Write) -> io::Result<()> {
-        if opts.clusters {
-            for g in r.clusters() {
-                let (file, line) = location(r, g[0]);
-                let others: Vec<&str> = g[1..].iter().map(|&d| r.id(d)).collect();
-                let msg = format!(
-                    "{} and {} other document(s) are near-duplicates: {}",
-                    r.id(g[0]),
-                    others.len(),
-                    others.join(", ")
-                );
-                annotation(w, "warning", &file, line, "Near-duplicate cluster", &msg)?;
+        write_limited(r, opts, w, MAX_ANNOTATIONS)
+    }
+}
+
+/// The annotations of `r`, at most `max` warnings and `max` notices (at least 2).
+pub(crate) fn write_limited(
+    r: &ScanReport,
+    opts: &ReportOptions,
+    w: &mut dyn Write,
+    max: usize,
+) -> io::Result<()> {
+    let max = max.max(2);
+    let mut notices = 0;
+    if !opts.clusters && r.pairs.len() <= max {
+        for p in &r.pairs {
+            let (file, line) = location(r, p.a);
+            let msg = format!(
+                "{} is a near-duplicate of {} ({})",
+                r.id(p.a),
+                r.id(p.b),
+                measures(p)
+            );
+            annotation(w, "warning", &file, line, "Near-duplicate", &msg)?;
+        }
+    } else {
+        let clusters = r.clusters();
+        if opts.clusters && clusters.len() <= max {
+            for g in &clusters {
+                cluster_annotation(w, r, g)?;
             }
         } else {
-            for p in &r.pairs {
-                let (file, line) = location(r, p.a);
-                let msg = format!(
-                    "{} is a near-duplicate of {} ({})",
-                    r.id(p.a),
-                    r.id(p.b),
-                    measures(p)
-                );
-                annotation(w, "warning", &file, line, "Near-duplicate", &msg)?;
+            let groups = largest_first(r, clusters);
+            let keep = groups.len().min(max);
+            for g in &groups[..keep] {
+                cluster_annotation(w, r, &g.members)?;
             }
+            notice(w, LIMIT_TITLE, &limit_message(r, opts, &groups, keep, max))?;
+            notices += 1;
         }
-        for s in &r.skipped {
-            if matches!(s.kind, SkipKind::Unreadable | SkipKind::Malformed) {
-                writeln!(
-                    w,
-                    "::notice title={}::{}",
-                    escape_property("ndup skipped a document"),
-                    escape_data(&format!("{}: {}", s.id, s.reason))
-                )?;
-            }
-        }
-        Ok(())
+    }
+    let skipped: Vec<_> = r
+        .skipped
+        .iter()
+        .filter(|s| matches!(s.kind, SkipKind::Unreadable | SkipKind::Malformed))
+        .collect();
+    // When they do not all fit, the last notice that does counts the rest.
+    let room = max - notices;
+    let shown = if skipped.len() <= room {
+        skipped.len()
+    } else {
+        room - 1
+    };
+    for s in &skipped[..shown] {
+        notice(
+            w,
+            "ndup skipped a document",
+            &format!("{}: {}", s.id, s.reason),
+        )?;
+    }
+    if shown < skipped.len() {
+        notice(
+            w,
+            LIMIT_TITLE,
+            &format!(
+                "{} more documents could not be read or parsed and are not annotated, as GitHub \
+                 Actions shows at most {max} notices per step. Run ndup scan with --format text \
+                 or --format jsonl to see them all.",
+                skipped.len() - shown
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+/// The notice for a report over `max` warnings: `groups` largest first, the first `keep`
+/// annotated.
+fn limit_message(
+    r: &ScanReport,
+    opts: &ReportOptions,
+    groups: &[Group],
+    keep: usize,
+    max: usize,
+) -> String {
+    let (omitted, what) = left_out(&groups[keep..]);
+    let clusters = counted(groups.len(), "cluster");
+    match (opts.clusters, omitted) {
+        (false, 0) => format!(
+            "{} near-duplicate pairs are annotated as {clusters}, largest first, as GitHub \
+             Actions shows at most {max} warnings per step. Run ndup scan with --format text or \
+             --format jsonl to see every pair.",
+            r.pairs.len(),
+        ),
+        (false, _) => format!(
+            "{} near-duplicate pairs in {clusters}: the {keep} largest clusters are annotated, as \
+             GitHub Actions shows at most {max} warnings per step. Left out: {what}. Run ndup \
+             scan with --format text or --format jsonl to see every pair.",
+            r.pairs.len(),
+        ),
+        (true, _) => format!(
+            "{}: the {keep} largest are annotated, as GitHub Actions shows at most {max} warnings \
+             per step. Left out: {what}. Run ndup scan --clusters with --format text or --format \
+             jsonl to see them all.",
+            counted(groups.len(), "near-duplicate cluster"),
+        ),
     }
 }
 
@@ -96,5 +199,116 @@ mod tests {
         assert_eq!(escape_property("a,b:c%d\ne"), "a%2Cb%3Ac%25d%0Ae");
         assert_eq!(escape_data("50%: a,b\r\n"), "50%25: a,b%0D%0A");
         assert_eq!(escape_data("\x1b[2Jx"), "\\x1b[2Jx");
+    }
+
+    use crate::model::{Skip, SkipKind};
+    use crate::report::sarif::tests::clustered;
+
+    fn render(r: &ScanReport, clusters: bool, max: usize) -> String {
+        let mut out = Vec::new();
+        let opts = ReportOptions {
+            clusters,
+            ..Default::default()
+        };
+        write_limited(r, &opts, &mut out, max).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn levels(out: &str) -> Vec<&str> {
+        out.lines().map(|l| &l[..l.find(' ').unwrap()]).collect()
+    }
+
+    #[test]
+    fn at_the_limit_every_pair_is_annotated() {
+        // 1 + 3 = 4 pairs.
+        let r = clustered(&[2, 3]);
+        let out = render(&r, false, 4);
+        assert_eq!(out, render(&r, false, MAX_ANNOTATIONS));
+        assert_eq!(levels(&out), ["::warning"; 4]);
+        assert!(out.contains("title=Near-duplicate::c0-0.md is a near-duplicate of c0-1.md"));
+    }
+
+    #[test]
+    fn over_the_limit_clusters_largest_first_then_a_notice() {
+        // 1 + 3 + 6 = 10 pairs in 3 clusters, over 4.
+        let r = clustered(&[2, 3, 4]);
+        let out = render(&r, false, 4);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4, "{out}");
+        assert!(lines[0].starts_with(
+            "::warning file=c2-0.md,line=1,title=Near-duplicate cluster::c2-0.md and 3 other"
+        ));
+        assert!(lines[1].starts_with("::warning file=c1-0.md,"));
+        assert!(lines[2].starts_with("::warning file=c0-0.md,"));
+        assert_eq!(
+            lines[3],
+            "::notice title=ndup annotation limit::10 near-duplicate pairs are annotated as 3 \
+             clusters, largest first, as GitHub Actions shows at most 4 warnings per step. Run \
+             ndup scan with --format text or --format jsonl to see every pair."
+        );
+    }
+
+    #[test]
+    fn over_the_limit_the_smallest_clusters_are_left_out_and_counted() {
+        let r = clustered(&[2, 3, 2, 4, 2, 2]);
+        let out = render(&r, false, 4);
+        assert_eq!(
+            levels(&out),
+            [
+                "::warning",
+                "::warning",
+                "::warning",
+                "::warning",
+                "::notice"
+            ]
+        );
+        assert!(out.ends_with(
+            "::notice title=ndup annotation limit::13 near-duplicate pairs in 6 clusters: the 4 \
+             largest clusters are annotated, as GitHub Actions shows at most 4 warnings per step. \
+             Left out: 2 clusters (4 documents, 2 pairs). Run ndup scan with --format text or \
+             --format jsonl to see every pair.\n"
+        ), "{out}");
+        let clustered_out = render(&r, true, 4);
+        assert!(
+            clustered_out.ends_with(
+                "::notice title=ndup annotation limit::6 near-duplicate clusters: the 4 largest are \
+             annotated, as GitHub Actions shows at most 4 warnings per step. Left out: 2 clusters \
+             (4 documents, 2 pairs). Run ndup scan --clusters with --format text or --format \
+             jsonl to see them all.\n"
+        ),
+            "{clustered_out}"
+        );
+    }
+
+    #[test]
+    fn skipped_documents_beyond_the_limit_are_counted_in_the_last_notice() {
+        let mut r = clustered(&[2, 3, 4]);
+        r.skipped = (0..5)
+            .map(|i| Skip {
+                id: format!("bad-{i}.jsonl:1"),
+                kind: SkipKind::Malformed,
+                reason: "expected value".into(),
+            })
+            .collect();
+        let out = render(&r, false, 4);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 7, "{out}");
+        assert!(lines[3].starts_with("::notice title=ndup annotation limit::10 near-duplicate"));
+        assert_eq!(
+            lines[4..6],
+            [
+                "::notice title=ndup skipped a document::bad-0.jsonl:1: expected value",
+                "::notice title=ndup skipped a document::bad-1.jsonl:1: expected value",
+            ]
+        );
+        assert_eq!(
+            lines[6],
+            "::notice title=ndup annotation limit::3 more documents could not be read or parsed \
+             and are not annotated, as GitHub Actions shows at most 4 notices per step. Run ndup \
+             scan with --format text or --format jsonl to see them all."
+        );
+        // Under the limit of notices, every skip has one.
+        r.skipped.truncate(3);
+        assert_eq!(render(&r, false, 4).lines().count(), 3 + 1 + 3);
     }
 }

@@ -17,6 +17,7 @@ mod input;
 mod jsonl;
 mod output;
 mod regression;
+mod sarif;
 mod scale;
 mod schema;
 mod security;
