@@ -45,21 +45,27 @@ pub enum Error {
         skipped: Vec<crate::model::Skip>,
     },
     /// The index file given does not exist (queries and removals need one).
-    #[error("{path}: no such index (create it with `ndup index build`)")]
+    #[error("{path}: no such index")]
     NoIndex {
         /// The index path as given.
         path: PathBuf,
     },
     /// The file given as an index is not one: not a SQLite database, or another application's.
-    #[error("{path}: not an ndup index ({reason})")]
+    /// ndup never writes to such a file, so the advice is to remove it (if it is a destroyed
+    /// index) rather than to build over it, which is refused too.
+    #[error(
+        "{path}: not an ndup index ({reason}), so it is left untouched; use another file, or \
+         remove this one and rebuild the index"
+    )]
     NotAnIndex {
         /// The index path as given.
         path: PathBuf,
         /// What the file is instead.
         reason: String,
     },
-    /// An ndup index whose content is damaged.
-    #[error("{path}: the index is corrupt ({reason})")]
+    /// An ndup index whose content is damaged. No command repairs or overwrites it in place:
+    /// it has to be removed and built again.
+    #[error("{path}: the index is corrupt ({reason}); remove it and rebuild it")]
     IndexCorrupt {
         /// The index path as given.
         path: PathBuf,
@@ -68,7 +74,7 @@ pub enum Error {
     },
     /// An index written in a format this version of ndup cannot read.
     #[error(
-        "{path}: index format version {found} is not supported (this ndup reads version {supported}); rebuild it with `ndup index build`"
+        "{path}: index format version {found} is not supported (this ndup reads version {supported}); remove it and rebuild it"
     )]
     IndexVersion {
         /// The index path as given.

@@ -20,7 +20,8 @@
 //!
 //! Safety: the database runs in WAL mode, so readers (queries) keep working, on the last committed
 //! state, while a writer runs. Every command that writes does so in one `IMMEDIATE` transaction:
-//! killed at any point, it leaves the previous state intact.
+//! killed at any point, it leaves the previous state intact. Readers never write, and also work
+//! where the index's file or directory is read-only ([`Index::open_read_only`]).
 //!
 //! Change detection is that of `git` and `rsync`: a file whose size and modification time match
 //! its row is unchanged and not even read; otherwise its content hash decides whether it must be
@@ -383,7 +384,17 @@ fn db(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
                 reason: e.to_string(),
             },
             Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Error::IndexBusy { path },
+            Some(ErrorCode::ReadOnly) => Error::IndexDb {
+                path,
+                reason: format!("cannot write the index, its file or directory is read-only ({e})"),
+            },
             _ => match e {
+                // A value of the wrong type or encoding where ndup wrote its own: damage, not a
+                // bug to report with SQLite's words alone.
+                rusqlite::Error::Utf8Error(..) => Error::IndexCorrupt {
+                    path,
+                    reason: "a stored text is not valid UTF-8".into(),
+                },
                 rusqlite::Error::FromSqlConversionFailure(..)
                 | rusqlite::Error::InvalidColumnType(..)
                 | rusqlite::Error::IntegralValueOutOfRange(..) => Error::IndexCorrupt {
@@ -450,6 +461,7 @@ fn inspect(conn: &Connection, path: &Path) -> Result<Header> {
 
 /// Reads and checks the `meta` table.
 fn read_meta(conn: &Connection, path: &Path) -> Result<(IndexParams, String)> {
+    check_tables(conn, path)?;
     let get = |key: &str| -> Result<String> {
         conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()
@@ -472,20 +484,54 @@ fn read_meta(conn: &Connection, path: &Path) -> Result<(IndexParams, String)> {
             "the parameters do not match their fingerprint",
         ));
     }
-    // The tables the commands use must be there.
-    for table in ["doc", "band"] {
-        let n: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
-                [table],
-                |r| r.get(0),
-            )
+    Ok((params, fingerprint))
+}
+
+/// The columns of each table, as [`SCHEMA`] creates them.
+const TABLES: [(&str, &[&str]); 3] = [
+    ("meta", &["key", "value"]),
+    (
+        "doc",
+        &[
+            "id",
+            "name",
+            "path",
+            "kind",
+            "size",
+            "mtime_ns",
+            "indexed_ns",
+            "content_hash",
+            "text_bytes",
+            "signature",
+            "bands",
+        ],
+    ),
+    ("band", &["band", "hash", "doc"]),
+];
+
+/// Checks that the tables the commands use are there with their columns, so a damaged or
+/// tampered schema is reported as such when the index is opened, not as an SQL error in the
+/// middle of a command.
+fn check_tables(conn: &Connection, path: &Path) -> Result<()> {
+    let mut st = conn
+        .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")
+        .map_err(db(path))?;
+    for (table, expected) in TABLES {
+        let columns = st
+            .query_map([table], |r| r.get::<_, String>(0))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>())
             .map_err(db(path))?;
-        if n != 1 {
+        if columns.is_empty() {
             return Err(corrupt(path, format!("the {table} table is missing")));
         }
+        if columns != expected {
+            return Err(corrupt(
+                path,
+                format!("the {table} table does not have the columns ndup writes"),
+            ));
+        }
     }
-    Ok((params, fingerprint))
+    Ok(())
 }
 
 fn write_meta(conn: &Connection, path: &Path, params: &IndexParams) -> Result<()> {
@@ -519,12 +565,106 @@ fn connect(path: &Path, flags: OpenFlags) -> Result<Connection> {
 
 fn not_a_directory(path: &Path) -> Result<()> {
     if path.is_dir() {
-        return Err(Error::NotAnIndex {
+        // Not `NotAnIndex`: its advice (remove the file and rebuild) is wrong for a directory,
+        // which is most likely a corpus given in the index's place.
+        return Err(Error::BadInput {
             path: path.to_path_buf(),
-            reason: "a directory".into(),
+            reason: "not an ndup index (a directory)".into(),
         });
     }
     Ok(())
+}
+
+/// Fails with the operating system's reason when `path` exists but cannot be read, which
+/// SQLite would only call "unable to open database file".
+fn readable(path: &Path) -> Result<()> {
+    match fs::File::open(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::IndexDb {
+            path: path.to_path_buf(),
+            reason: format!("cannot read the index: {}", crate::model::io_reason(&e)),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Opens `path` for reading only, even where SQLite cannot create the `-wal` and `-shm` files a
+/// WAL database needs beside it (a read-only directory, or a file another user owns in one).
+///
+/// A plain read-only connection comes first: it shares the writers' locks, so a query sees one
+/// committed state while a writer works. Only when its first read fails because those files
+/// cannot be made is the file opened as immutable, which reads the main file alone, without
+/// locks. That is right for what it serves, an index nobody writes (a directory the reader
+/// cannot write is one where at most another user writes); a writer of that other user copying
+/// its log into the file at that very moment could disturb the read, a risk the plain
+/// connection avoids wherever it can work. A `-wal` that holds transactions not yet copied into
+/// the main file forbids the immutable read: the index would silently be read as it was before
+/// them.
+fn connect_read_only(path: &Path) -> Result<Connection> {
+    let conn = connect(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let probe = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
+        r.get::<_, i64>(0)
+    });
+    match probe {
+        Ok(_) => return Ok(conn),
+        Err(e)
+            if matches!(
+                e.sqlite_error_code(),
+                Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen)
+            ) => {}
+        Err(e) => return Err(db(path)(e)),
+    }
+    drop(conn);
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        return Err(Error::IndexDb {
+            path: path.to_path_buf(),
+            reason: format!(
+                "cannot read the index: its write-ahead log {} holds changes that cannot be read \
+                 without creating a -shm file beside it, and its directory is read-only; make \
+                 the directory writable, or run a command that writes the index once, which \
+                 merges the log into it",
+                Path::new(&wal).display()
+            ),
+        });
+    }
+    let conn = connect(
+        Path::new(&immutable_uri(path)),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(|e| match e {
+        Error::IndexDb { reason, .. } => Error::IndexDb {
+            path: path.to_path_buf(),
+            reason,
+        },
+        other => other,
+    })?;
+    Ok(conn)
+}
+
+/// The `file:` URI that opens `path` read-only and immutable. Every byte outside a safe set is
+/// percent-encoded, so `?`, `#` and `%` in a file name stay part of the name. An empty
+/// authority (`file://` then an absolute path) keeps a path that starts with `//` a path.
+fn immutable_uri(path: &Path) -> String {
+    let abs = absolute(path);
+    #[cfg(unix)]
+    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(abs.as_os_str()).to_vec();
+    #[cfg(not(unix))]
+    let bytes = abs.to_string_lossy().replace('\\', "/").into_bytes();
+    let mut uri = String::from("file://");
+    if !bytes.starts_with(b"/") {
+        // A Windows path (`C:/...`) is written after a slash.
+        uri.push('/');
+    }
+    for b in bytes {
+        if b.is_ascii_alphanumeric() || b"/-._~:".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?mode=ro&immutable=1");
+    uri
 }
 
 fn now_ns() -> i64 {
@@ -608,22 +748,27 @@ impl Index {
     /// Opens an existing index for reading and writing. Any parameters are accepted: commands
     /// that sign check them with [`Index::require`].
     pub fn open(path: &Path) -> Result<Index> {
-        Self::open_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        Self::open_with(path, Some(OpenFlags::SQLITE_OPEN_READ_WRITE))
     }
 
-    /// Opens an existing index for reading only (queries).
+    /// Opens an existing index for reading only (queries). It never writes, and works on a
+    /// read-only file and in a read-only directory.
     pub fn open_read_only(path: &Path) -> Result<Index> {
-        Self::open_with(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        Self::open_with(path, None)
     }
 
-    fn open_with(path: &Path, flags: OpenFlags) -> Result<Index> {
+    fn open_with(path: &Path, flags: Option<OpenFlags>) -> Result<Index> {
         if !path.exists() {
             return Err(Error::NoIndex {
                 path: path.to_path_buf(),
             });
         }
         not_a_directory(path)?;
-        let conn = connect(path, flags)?;
+        readable(path)?;
+        let conn = match flags {
+            Some(flags) => connect(path, flags)?,
+            None => connect_read_only(path)?,
+        };
         match inspect(&conn, path)? {
             Header::Ndup => {}
             Header::Blank => {
@@ -647,6 +792,7 @@ impl Index {
     /// not an index is an error and is left untouched.
     pub fn open_or_create(path: &Path, params: &IndexParams) -> Result<Index> {
         not_a_directory(path)?;
+        readable(path)?;
         let conn = connect(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
@@ -886,7 +1032,8 @@ mod tests {
         assert_eq!(
             e.to_string(),
             format!(
-                "{}: not an ndup index (not a SQLite database)",
+                "{}: not an ndup index (not a SQLite database), so it is left untouched; use \
+                 another file, or remove this one and rebuild the index",
                 text.display()
             )
         );
@@ -905,6 +1052,63 @@ mod tests {
             Index::open(&dir.path().join("none.db")).err().unwrap(),
             Error::NoIndex { .. }
         ));
+    }
+
+    #[test]
+    fn a_damaged_index_is_corrupt_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = params_of(&ScanConfig::default());
+        let damages = [
+            (
+                "UPDATE meta SET value = CAST(x'7bff' AS TEXT) WHERE key = 'params'",
+                "a stored text is not valid UTF-8",
+            ),
+            (
+                "ALTER TABLE doc DROP COLUMN bands",
+                "the doc table does not have the columns",
+            ),
+            ("DROP TABLE band", "the band table is missing"),
+            ("DROP TABLE meta", "the meta table is missing"),
+        ];
+        for (k, (sql, reason)) in damages.into_iter().enumerate() {
+            let file = dir.path().join(format!("i{k}.db"));
+            drop(Index::open_or_create(&file, &p).unwrap());
+            Connection::open(&file).unwrap().execute_batch(sql).unwrap();
+            for e in [
+                Index::open(&file).err().unwrap(),
+                Index::open_read_only(&file).err().unwrap(),
+                Index::open_or_create(&file, &p).err().unwrap(),
+            ] {
+                assert!(matches!(e, Error::IndexCorrupt { .. }), "{sql}: {e}");
+                let msg = e.to_string();
+                assert!(msg.contains(reason), "{sql}: {msg}");
+                assert!(
+                    msg.ends_with("remove it and rebuild it"),
+                    "{msg}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_immutable_uri_keeps_every_file_name() {
+        assert_eq!(
+            immutable_uri(Path::new("/tmp/a b?c#d%e.db")),
+            "file:///tmp/a%20b%3Fc%23d%25e.db?mode=ro&immutable=1"
+        );
+        // SQLite reads the name back as it was written.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("we?ird #%20name é.db");
+        let p = params_of(&ScanConfig::default());
+        drop(Index::open_or_create(&file, &p).unwrap());
+        let conn = connect(
+            Path::new(&immutable_uri(&file)),
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .unwrap();
+        assert_eq!(read_meta(&conn, &file).unwrap().0, p);
+        // And writes nothing.
+        assert!(conn.execute_batch("CREATE TABLE t(x)").is_err());
     }
 
     #[test]

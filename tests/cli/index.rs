@@ -476,7 +476,14 @@ fn corrupt_foreign_and_missing_indexes_are_clear_errors() {
         ] {
             let r = d.ndup().args(&args).code(2);
             assert!(r.records().is_empty(), "{args:?}");
-            eqnice!(format!("ndup: {message}\n"), r.stderr, "{args:?}");
+            // A file is left alone, with the way out; a directory is most likely a corpus.
+            let advice = if file == "c" {
+                ""
+            } else {
+                ", so it is left untouched; use another file, or remove this one and rebuild \
+                 the index with `ndup index build`"
+            };
+            eqnice!(format!("ndup: {message}{advice}\n"), r.stderr, "{args:?}");
         }
     }
     assert_eq!(d.read("notes.txt"), "remember the milk\n");

@@ -13,6 +13,7 @@ mod flags;
 mod formats;
 mod gates;
 mod index;
+mod index_safety;
 mod input;
 mod jsonl;
 mod output;

@@ -55,6 +55,11 @@ fn library(e: &ndup::Error) -> String {
             format_bytes(*needed),
             format_bytes(*limit)
         ),
+        Error::NoIndex { .. } => format!("{e} (create it with `ndup index build`)"),
+        // The library's advice for a file that is not a usable index, with the command.
+        Error::NotAnIndex { .. } | Error::IndexCorrupt { .. } | Error::IndexVersion { .. } => {
+            format!("{e} with `ndup index build`")
+        }
         Error::IndexParams { path, differences } => format!(
             "{}: {}; use the same flags, or rebuild the index with `ndup index build`",
             path.display(),
