@@ -74,7 +74,7 @@ fn dump(prefix: &str, args: &[String]) -> Result<()> {
     let (mut buf, mut norm, mut hashes) = (Vec::new(), String::new(), Vec::new());
     let mut total = 0usize;
     for e in entries.iter().step_by(stride) {
-        let Ok(Some(text)) = input::read_document_into(&e.path, &mut buf) else {
+        let Ok(Some(text)) = input::read_document_into(&e.path, &mut buf, None) else {
             continue;
         };
         normalize_into(&text, &opts, &mut norm);

@@ -44,6 +44,18 @@ pub enum Error {
         /// The files and directories that were skipped, with their reasons.
         skipped: Vec<crate::model::Skip>,
     },
+    /// A JSON-lines source ended in a read error (a truncated or corrupt compressed stream, an
+    /// I/O error): the records after it are missing, so no result is given unless partial input
+    /// was allowed ([`crate::source::records::RecordOptions::partial`]).
+    #[error("{path}: read error after line {line} ({reason}); the records after it are missing")]
+    IncompleteInput {
+        /// The source's name.
+        path: String,
+        /// The last line read whole.
+        line: u64,
+        /// What went wrong.
+        reason: String,
+    },
     /// The index file given does not exist (queries and removals need one).
     #[error("{path}: no such index")]
     NoIndex {

@@ -79,7 +79,7 @@ impl Baseline {
 
     /// Reads a baseline file.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::source::files::read_side_text(path).map_err(|e| Error::io(path, e))?;
         let bad = |reason: String| Error::BadInput {
             path: path.to_path_buf(),
             reason,

@@ -45,7 +45,7 @@ impl NdupIgnore {
     /// Reads `root/.ndupignore`; `None` when there is none.
     pub fn load(root: &Path) -> Result<Option<Self>> {
         let path: PathBuf = root.join(FILE_NAME);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::source::files::read_side_text(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(path, e)),

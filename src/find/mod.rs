@@ -862,7 +862,7 @@ impl Pipeline {
         let Origin::File(path) = &doc.origin else {
             unreachable!("only files are read again one by one")
         };
-        match input::read_document_into(path, file) {
+        match input::read_document_into(path, file, self.config.input.max_filesize) {
             Ok(Some(t)) => {
                 self.normalize_to(&t, text);
                 Ok(())

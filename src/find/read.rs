@@ -286,28 +286,29 @@ impl Pipeline {
         let hashes = sketcher.content_hashes();
         let content = |bytes: &[u8]| if hashes { xxh3_128(bytes) } else { 0 };
         let mut file = take(&mut s.file);
-        let outcome = match files::read_document_into(&e.path, &mut file) {
-            Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
-            Ok(None) => match hashes.then(|| sketcher.known(e, content(&file), true)) {
-                Some(Some(sketch)) => Outcome::Sketched(sketch, 0, 0),
-                _ => Outcome::Skipped(Skip::binary(e.id.clone())),
-            },
-            Ok(Some(Cow::Borrowed(text))) => {
-                let raw = Raw {
-                    text,
-                    content: content(text.as_bytes()),
-                };
-                self.read_on(e, &raw, sketcher, s)
-            }
-            // Not valid UTF-8: the content hash is the bytes', not the decoded text's.
-            Ok(Some(Cow::Owned(text))) => {
-                let raw = Raw {
-                    text: &text,
-                    content: content(&file),
-                };
-                self.read_on(e, &raw, sketcher, s)
-            }
-        };
+        let outcome =
+            match files::read_document_into(&e.path, &mut file, self.config.input.max_filesize) {
+                Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
+                Ok(None) => match hashes.then(|| sketcher.known(e, content(&file), true)) {
+                    Some(Some(sketch)) => Outcome::Sketched(sketch, 0, 0),
+                    _ => Outcome::Skipped(Skip::binary(e.id.clone())),
+                },
+                Ok(Some(Cow::Borrowed(text))) => {
+                    let raw = Raw {
+                        text,
+                        content: content(text.as_bytes()),
+                    };
+                    self.read_on(e, &raw, sketcher, s)
+                }
+                // Not valid UTF-8: the content hash is the bytes', not the decoded text's.
+                Ok(Some(Cow::Owned(text))) => {
+                    let raw = Raw {
+                        text: &text,
+                        content: content(&file),
+                    };
+                    self.read_on(e, &raw, sketcher, s)
+                }
+            };
         s.file = file;
         outcome
     }
@@ -376,7 +377,11 @@ impl Pipeline {
                     return None;
                 }
                 let mut file = take(&mut s.file);
-                let outcome = match files::read_document_into(&e.path, &mut file) {
+                let outcome = match files::read_document_into(
+                    &e.path,
+                    &mut file,
+                    self.config.input.max_filesize,
+                ) {
                     Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
                     Ok(None) => Outcome::Skipped(Skip::binary(e.id.clone())),
                     Ok(Some(text)) => {
@@ -462,7 +467,7 @@ impl Pipeline {
         let mut corpus = Corpus::default();
         let fingerprints = sketcher.fingerprints();
         let spool = self.may_reload() || sketcher.rereads();
-        records::read_batches(inputs, spool, |ev| match ev {
+        records::read_batches(inputs, spool, &self.config.input.records, |ev| match ev {
             records::Event::Skip(skip) => corpus.skipped.push(skip),
             records::Event::Batch(batch) => {
                 let outcomes: Vec<RecordRead<K::Sketch>> = batch

@@ -1082,10 +1082,7 @@ mod tests {
                 assert!(matches!(e, Error::IndexCorrupt { .. }), "{sql}: {e}");
                 let msg = e.to_string();
                 assert!(msg.contains(reason), "{sql}: {msg}");
-                assert!(
-                    msg.ends_with("remove it and rebuild it"),
-                    "{msg}"
-                );
+                assert!(msg.ends_with("remove it and rebuild it"), "{msg}");
             }
         }
     }

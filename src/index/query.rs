@@ -281,7 +281,7 @@ impl Index {
                 .par_iter()
                 .map(|&q| {
                     let d = &docs[query_doc[q as usize]];
-                    let set = query_text(d)
+                    let set = query_text(d, pipeline.config().input.max_filesize)
                         .map(|t| pipeline.shingle_set(&t))
                         .map_err(|s| reload_skip(s.id, s.reason));
                     (q, set)
@@ -413,10 +413,13 @@ impl Sketcher for Signer<'_> {
 
 /// The text of a query document, or why it has none (to read it again for exact
 /// verification).
-fn query_text(d: &QueryDoc) -> std::result::Result<std::borrow::Cow<'_, str>, Skip> {
+fn query_text(
+    d: &QueryDoc,
+    limit: Option<u64>,
+) -> std::result::Result<std::borrow::Cow<'_, str>, Skip> {
     match &d.source {
         QuerySource::Text(t) => Ok(std::borrow::Cow::Borrowed(t)),
-        QuerySource::File(p) => match input::read_document(p) {
+        QuerySource::File(p) => match input::read_document(p, limit) {
             Ok(input::Read::Text(t)) => Ok(std::borrow::Cow::Owned(t)),
             Ok(input::Read::Binary) => Err(binary_skip(&d.id)),
             Err(e) => Err(Skip::unreadable(d.id.clone(), &e)),
@@ -435,8 +438,10 @@ fn reload_skip(id: String, reason: String) -> Skip {
 /// The shingle set of an indexed document, read again from its file; only when the file still
 /// has the content that was indexed, else the exact Jaccard would describe another text.
 fn reload_indexed(pipeline: &Pipeline, c: &Candidate) -> std::result::Result<Vec<u64>, Skip> {
-    let bytes =
-        fs::read(&c.path).map_err(|e| reload_skip(c.name.clone(), crate::model::io_reason(&e)))?;
+    let limit = pipeline.config().input.max_filesize.unwrap_or(u64::MAX);
+    let bytes = fs::File::open(&c.path)
+        .and_then(|f| input::read_capped(f, limit))
+        .map_err(|e| reload_skip(c.name.clone(), crate::model::io_reason(&e)))?;
     if xxh3_128(&bytes).to_be_bytes() != c.hash {
         return Err(reload_skip(
             c.name.clone(),

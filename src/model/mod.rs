@@ -52,7 +52,13 @@ impl Skip {
     pub fn unreadable(id: impl Into<String>, err: &std::io::Error) -> Skip {
         Skip {
             id: id.into(),
-            kind: SkipKind::Unreadable,
+            // A reader that stops at a size limit says so with this kind (a file given by name
+            // may be a device with no size to check first).
+            kind: if err.kind() == std::io::ErrorKind::FileTooLarge {
+                SkipKind::TooLarge
+            } else {
+                SkipKind::Unreadable
+            },
             reason: io_reason(err),
         }
     }

@@ -32,8 +32,12 @@ use crate::source::records::RecordOptions;
 /// How far into a file to look for a NUL byte (the same heuristic as git and ripgrep).
 pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
+/// The largest document read by default: a larger file (or a device or pipe that goes on) is
+/// skipped as too large, so that one endless input cannot take all memory.
+pub const DEFAULT_MAX_FILESIZE: u64 = 64 << 20;
+
 /// Options for finding documents.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InputOptions {
     /// Follow symbolic links while walking directories.
     pub follow_links: bool,
@@ -46,7 +50,8 @@ pub struct InputOptions {
     pub globs: Vec<String>,
     /// Never files matching these globs.
     pub excludes: Vec<String>,
-    /// Skip files larger than this many bytes.
+    /// Skip files larger than this many bytes (default [`DEFAULT_MAX_FILESIZE`]; `None`: no
+    /// limit). It applies to every document, named ones included.
     pub max_filesize: Option<u64>,
     /// A file listing more paths to read, one per line (`-`: standard input).
     pub files_from: Option<PathBuf>,
@@ -54,6 +59,22 @@ pub struct InputOptions {
     pub files_from_nul: bool,
     /// The id and text fields of JSON-lines records.
     pub records: RecordOptions,
+}
+
+impl Default for InputOptions {
+    fn default() -> Self {
+        InputOptions {
+            follow_links: false,
+            hidden: false,
+            no_ignore: false,
+            globs: Vec::new(),
+            excludes: Vec::new(),
+            max_filesize: Some(DEFAULT_MAX_FILESIZE),
+            files_from: None,
+            files_from_nul: false,
+            records: RecordOptions::default(),
+        }
+    }
 }
 
 /// A document to read: its id and where its text is.
@@ -80,6 +101,12 @@ pub fn collect(paths: &[PathBuf], opts: &InputOptions) -> Result<(Vec<Entry>, Ve
         None => Vec::new(),
     };
     let mut found = Found::default();
+    // One root walked without following links meets every file once (a hard link is a name of
+    // its own, safe to delete); several roots, a list or followed links can meet one file under
+    // two names, which must be one document (`dedup` would name the only copy for deletion).
+    if paths.len() > 1 || opts.files_from.is_some() || opts.follow_links {
+        found.files = Some(HashSet::new());
+    }
     for root in paths {
         walk(root, opts, &mut found)?;
     }
@@ -116,10 +143,19 @@ struct Found {
     // A file reached twice (`ndup scan docs docs/a.md`) is one document. Keyed by path, not by
     // id: two names that differ only in invalid UTF-8 share a lossy id but are two files.
     seen: HashSet<PathBuf>,
+    // When a file may be met under two spellings or through a link (see `collect`): the
+    // device and inode of every file, the first name met keeping it.
+    files: Option<HashSet<(u64, u64)>>,
 }
 
 impl Found {
     fn push(&mut self, path: PathBuf) {
+        if let Some(files) = &mut self.files
+            && let Some(key) = file_key(&path)
+            && !files.insert(key)
+        {
+            return;
+        }
         if self.seen.insert(path.clone()) {
             self.entries.push(Entry {
                 id: display_id(&path),
@@ -146,6 +182,18 @@ impl Found {
             ),
         });
     }
+}
+
+/// The device and inode of the file `path` leads to (through links), where the system says.
+#[cfg(unix)]
+fn file_key(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_key(_path: &Path) -> Option<(u64, u64)> {
+    None
 }
 
 fn too_large(len: u64, opts: &InputOptions) -> bool {
@@ -288,8 +336,8 @@ impl ParallelVisitor for Visitor<'_> {
                 if e.depth() > 0 && !e.file_type().is_some_and(|t| t.is_file()) {
                     return WalkState::Continue;
                 }
-                if e.depth() > 0
-                    && opts.max_filesize.is_some()
+                // Named files too: the limit is what keeps one file from taking all memory.
+                if opts.max_filesize.is_some()
                     && let Ok(m) = e.metadata()
                     && too_large(m.len(), opts)
                 {
@@ -337,13 +385,14 @@ fn error_path(err: &ignore::Error) -> Option<&Path> {
 /// Reads a list of paths, one per line (or NUL-separated); `-` reads it from standard input.
 /// Empty entries are ignored; a carriage return before a newline is dropped.
 pub fn read_list(list: &Path, nul: bool) -> Result<Vec<PathBuf>> {
+    // A list names at most millions of paths; an endless one (a link to /dev/zero) is refused.
+    const MAX_LIST_BYTES: u64 = 1 << 30;
     let bytes = if list.as_os_str() == "-" {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
-            .map_err(|e| Error::io("standard input", e))?;
-        buf
+        read_capped(std::io::stdin(), MAX_LIST_BYTES).map_err(|e| Error::io("standard input", e))?
     } else {
-        fs::read(list).map_err(|e| Error::io(list, e))?
+        fs::File::open(list)
+            .and_then(|f| read_capped(f, MAX_LIST_BYTES))
+            .map_err(|e| Error::io(list, e))?
     };
     let sep = if nul { b'\0' } else { b'\n' };
     Ok(bytes
@@ -390,13 +439,17 @@ pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
     memchr::memchr(0, &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)]).is_some()
 }
 
-/// Reads a file as a document.
-pub fn read_document(path: &Path) -> std::io::Result<Read> {
-    let bytes = fs::read(path)?;
-    if looks_binary(&bytes) {
+/// Reads a file as a document, at most `limit` bytes of it (see [`read_document_into`]).
+pub fn read_document(path: &Path, limit: Option<u64>) -> std::io::Result<Read> {
+    let mut buf = Vec::new();
+    read_bounded(path, &mut buf, limit)?;
+    if looks_binary(&buf) {
         return Ok(Read::Binary);
     }
-    Ok(Read::Text(match String::from_utf8(bytes) {
+    if let Some(max) = limit.filter(|&max| buf.len() as u64 > max) {
+        return Err(too_large_error(max));
+    }
+    Ok(Read::Text(match String::from_utf8(buf) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }))
@@ -405,22 +458,86 @@ pub fn read_document(path: &Path) -> std::io::Result<Read> {
 /// Reads a file as a document into `buf`, reusing its allocation: what [`read_document`] does
 /// without a fresh allocation (and fresh pages to fault in) per document. The text borrows
 /// `buf` when it is valid UTF-8; `None` means the file looks binary.
+///
+/// At most `limit` bytes are read, whatever the file is (a device or a FIFO has no size to
+/// check first): a longer one is an error of kind [`std::io::ErrorKind::FileTooLarge`] (see
+/// [`is_too_large`]), and a binary one is known from its first bytes, so `/dev/zero` costs
+/// nothing.
 pub fn read_document_into<'a>(
     path: &Path,
     buf: &'a mut Vec<u8>,
+    limit: Option<u64>,
 ) -> std::io::Result<Option<Cow<'a, str>>> {
-    buf.clear();
-    // Through `Take`, which reads straight into the buffer's spare room: `File`'s own
-    // `read_to_end` first asks the size with two more system calls per file (statx and lseek),
-    // which count when the files are small and many, and the reused buffer rarely needs to grow.
-    fs::File::open(path)?.take(u64::MAX).read_to_end(buf)?;
+    read_bounded(path, buf, limit)?;
     if looks_binary(buf) {
         return Ok(None);
+    }
+    if let Some(max) = limit.filter(|&max| buf.len() as u64 > max) {
+        return Err(too_large_error(max));
     }
     Ok(Some(match std::str::from_utf8(buf) {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(buf),
     }))
+}
+
+/// Reads the first bytes of `path` into `buf`, then, unless they look binary, the rest up to one
+/// byte past `limit` (so that a caller sees it was exceeded).
+fn read_bounded(path: &Path, buf: &mut Vec<u8>, limit: Option<u64>) -> std::io::Result<()> {
+    buf.clear();
+    // Through `Take`, which reads straight into the buffer's spare room: `File`'s own
+    // `read_to_end` first asks the size with two more system calls per file (statx and lseek),
+    // which count when the files are small and many, and the reused buffer rarely needs to grow.
+    let mut file = fs::File::open(path)?;
+    let cap = limit.map_or(u64::MAX, |max| max.saturating_add(1));
+    let head = cap.min(BINARY_SNIFF_BYTES as u64);
+    file.by_ref().take(head).read_to_end(buf)?;
+    if buf.len() as u64 == head && head < cap && !looks_binary(buf) {
+        file.take(cap - head).read_to_end(buf)?;
+    }
+    Ok(())
+}
+
+fn too_large_error(max: u64) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::FileTooLarge,
+        format!("larger than the limit of {max} bytes"),
+    )
+}
+
+/// True when reading failed because the document is larger than the limit (a
+/// [`SkipKind::TooLarge`], not an unreadable file).
+pub fn is_too_large(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::FileTooLarge
+}
+
+/// The largest side file (a baseline, a stop-word list, an ignore file, a configuration) read.
+pub const MAX_SIDE_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads a side file whole, refusing one larger than [`MAX_SIDE_FILE_BYTES`] (a link to
+/// `/dev/zero` must not take all memory).
+pub fn read_side_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_capped(fs::File::open(path)?, MAX_SIDE_FILE_BYTES)
+}
+
+/// [`read_side_file`] as text: what `std::fs::read_to_string` does, with the size cap.
+pub fn read_side_text(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_side_file(path)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// Reads `r` whole, failing with [`std::io::ErrorKind::FileTooLarge`] past `max` bytes.
+pub fn read_capped(r: impl std::io::Read, max: u64) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    r.take(max.saturating_add(1)).read_to_end(&mut buf)?;
+    if buf.len() as u64 > max {
+        return Err(too_large_error(max));
+    }
+    Ok(buf)
 }
 
 #[cfg(test)]
@@ -597,18 +714,24 @@ mod tests {
     }
 
     #[test]
-    fn a_path_named_directly_is_always_read() {
+    fn a_path_named_directly_is_read_whatever_the_ignore_rules_say() {
         let dir = tree();
         let hidden = dir.path().join(".hidden/d.md");
         let ignored = dir.path().join("ignored");
+        let (entries, _) =
+            collect(&[hidden.clone(), ignored.clone()], &Default::default()).unwrap();
+        // The ignored directory named directly is walked too.
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].path, hidden);
+        // But the size limit applies to every document, named ones included.
         let opts = InputOptions {
             max_filesize: Some(1),
             ..Default::default()
         };
-        let (entries, _) = collect(&[hidden.clone(), ignored], &opts).unwrap();
-        // The ignored directory named directly is walked, but its files obey the size limit.
-        assert_eq!(entries.len(), 1);
-        assert_eq!(entries[0].path, hidden);
+        let (entries, skips) = collect(&[hidden, ignored], &opts).unwrap();
+        assert!(entries.is_empty(), "{entries:?}");
+        assert_eq!(skips.len(), 2);
+        assert!(skips.iter().all(|s| s.kind == SkipKind::TooLarge));
     }
 
     #[test]
@@ -668,7 +791,8 @@ mod tests {
             follow_links: true,
             ..Default::default()
         };
-        assert_eq!(found(&p.join("root"), &opts).0, ["dir/a.md", "link.md"]);
+        // Both names lead to real/a.md: one document, under the first name met.
+        assert_eq!(found(&p.join("root"), &opts).0, ["dir/a.md"]);
         // A link named directly is followed.
         let (entries, _) = collect(&[p.join("root/link.md")], &Default::default()).unwrap();
         assert_eq!(entries.len(), 1);
@@ -685,13 +809,64 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path().join("x.bin");
         fs::write(&bin, b"abc\0def").unwrap();
-        assert!(matches!(read_document(&bin).unwrap(), Read::Binary));
+        assert!(matches!(read_document(&bin, None).unwrap(), Read::Binary));
         let bad = dir.path().join("bad.txt");
         fs::write(&bad, b"caf\xe9 ok").unwrap();
-        match read_document(&bad).unwrap() {
+        match read_document(&bad, None).unwrap() {
             Read::Text(t) => assert_eq!(t, "caf\u{FFFD} ok"),
-            Read::Binary => panic!("not binary"),
+            _ => panic!("text"),
         }
+    }
+
+    #[test]
+    fn reading_stops_at_the_limit_whatever_the_file_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.txt");
+        fs::write(&big, "word ".repeat(4000)).unwrap();
+        let mut buf = Vec::new();
+        let e = read_document_into(&big, &mut buf, Some(10_000)).unwrap_err();
+        assert!(is_too_large(&e), "{e}");
+        assert!(buf.len() <= 10_001, "{}", buf.len());
+        assert!(
+            read_document_into(&big, &mut buf, Some(20_000))
+                .unwrap()
+                .is_some()
+        );
+        // Below the sniffed head too.
+        assert!(is_too_large(&read_document(&big, Some(100)).unwrap_err()));
+        // A device that never ends: binary from its first bytes, read no further.
+        let zero = Path::new("/dev/zero");
+        if zero.exists() {
+            assert!(read_document_into(zero, &mut buf, None).unwrap().is_none());
+            assert_eq!(buf.len(), BINARY_SNIFF_BYTES);
+        }
+        // Side files and lists have their own cap.
+        let e = read_capped(std::io::repeat(b'a'), 1000).unwrap_err();
+        assert!(is_too_large(&e));
+        assert_eq!(read_capped(&b"abc"[..], 3).unwrap(), b"abc");
+    }
+
+    #[test]
+    fn a_file_met_under_two_names_is_one_document() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("d");
+        fs::create_dir(&d).unwrap();
+        fs::write(d.join("only.md"), "the only copy").unwrap();
+        let t = dir.path().join("t");
+        fs::create_dir(&t).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(d.join("only.md"), t.join("alink.md")).unwrap();
+        let follow = InputOptions {
+            follow_links: true,
+            ..Default::default()
+        };
+        let (entries, _) = collect(&[t.clone(), d.clone()], &follow).unwrap();
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        assert!(entries[0].path.ends_with("t/alink.md"));
+        // Another spelling of a file already met.
+        let again = d.join(".").join("only.md");
+        let (entries, _) = collect(&[d.clone(), again], &Default::default()).unwrap();
+        assert_eq!(entries.len(), 1, "{entries:?}");
     }
 
     #[test]

@@ -48,13 +48,24 @@ const BATCH_LINES: usize = 16 * 1024;
 /// ... or this many bytes, whichever comes first: a batch bounds the text held at once.
 const BATCH_BYTES: usize = 8 << 20;
 
-/// Which fields of a JSON record hold the id and the text.
+/// The longest JSON line read as a record by default; a longer one is a skipped record, so that a
+/// file without newlines cannot take all memory.
+pub const DEFAULT_MAX_LINE_BYTES: u64 = 64 << 20;
+
+/// How JSON-lines sources are read: which fields of a record hold the id and the text, and what
+/// a damaged source may cost.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RecordOptions {
     /// Dotted path of the id (default `id`).
     pub id_field: String,
     /// Dotted path of the text (default `text`).
     pub text_field: String,
+    /// A line longer than this many bytes is a skipped record, never held in memory.
+    pub max_line_bytes: u64,
+    /// A source that ends in a read error (a truncated or corrupt `.gz`/`.zst`, an I/O error)
+    /// keeps the records before it, reported as a skip. Otherwise the scan fails
+    /// ([`Error::IncompleteInput`]): a result that silently lacks records is worse than none.
+    pub partial: bool,
 }
 
 impl Default for RecordOptions {
@@ -62,6 +73,8 @@ impl Default for RecordOptions {
         RecordOptions {
             id_field: "id".into(),
             text_field: "text".into(),
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            partial: false,
         }
     }
 }
@@ -475,6 +488,7 @@ pub(crate) fn check_inputs(inputs: &[PathBuf]) -> Result<()> {
 pub(crate) fn read_batches(
     inputs: &[PathBuf],
     spool_stdin: bool,
+    opts: &RecordOptions,
     mut on_event: impl FnMut(Event),
 ) -> Result<()> {
     check_inputs(inputs)?;
@@ -483,7 +497,7 @@ pub(crate) fn read_batches(
         let (tx, rx) = sync_channel::<Event>(1);
         let reader = scope.spawn(move || -> Result<()> {
             for input in inputs {
-                read_source(input, spool_stdin, &mut |ev| tx.send(ev).is_ok())?;
+                read_source(input, spool_stdin, opts, &mut |ev| tx.send(ev).is_ok())?;
             }
             Ok(())
         });
@@ -496,7 +510,12 @@ pub(crate) fn read_batches(
 
 /// Reads one source, sending batches and skips through `send` (which returns false when nobody
 /// listens any more).
-fn read_source(input: &Path, spool_stdin: bool, send: &mut dyn FnMut(Event) -> bool) -> Result<()> {
+fn read_source(
+    input: &Path,
+    spool_stdin: bool,
+    opts: &RecordOptions,
+    send: &mut dyn FnMut(Event) -> bool,
+) -> Result<()> {
     let stdin = is_stdin(input);
     let name = if stdin {
         STDIN_NAME.to_string()
@@ -550,12 +569,24 @@ fn read_source(input: &Path, spool_stdin: bool, send: &mut dyn FnMut(Event) -> b
     };
     let mut batch = new_batch();
     let (mut number, mut offset) = (0u64, 0u64);
+    let max_line = usize::try_from(opts.max_line_bytes).unwrap_or(usize::MAX);
     loop {
         let start = batch.buf.len();
-        let n = match reader.read_until(b'\n', &mut batch.buf) {
-            Ok(n) => n,
-            Err(e) => {
+        let read = read_line_capped(&mut reader, &mut batch.buf, max_line, spool.as_mut());
+        let (n, whole) = match read {
+            Ok(x) => x,
+            Err(LineError::Spool(e)) => {
+                return Err(Error::io("temporary copy of standard input", e));
+            }
+            Err(LineError::Read(e)) => {
                 batch.buf.truncate(start);
+                if !opts.partial {
+                    return Err(Error::IncompleteInput {
+                        path: name,
+                        line: number,
+                        reason: io_reason(&e),
+                    });
+                }
                 let reason = format!("read error after line {number}: {}", io_reason(&e));
                 if !batch.lines.is_empty() && !send(Event::Batch(batch)) {
                     return Ok(());
@@ -571,9 +602,20 @@ fn read_source(input: &Path, spool_stdin: bool, send: &mut dyn FnMut(Event) -> b
             break;
         }
         number += 1;
-        if let Some(w) = &mut spool {
-            w.write_all(&batch.buf[start..])
-                .map_err(|e| Error::io("temporary copy of standard input", e))?;
+        if !whole {
+            offset += n as u64;
+            let too_long = Event::Skip(Skip {
+                id: format!("{}:{number}", source.name()),
+                kind: SkipKind::TooLarge,
+                reason: format!(
+                    "a line of {n} bytes, longer than the limit of {} bytes",
+                    opts.max_line_bytes
+                ),
+            });
+            if !send(too_long) {
+                return Ok(());
+            }
+            continue;
         }
         let mut end = batch.buf.len();
         while end > start && matches!(batch.buf[end - 1], b'\n' | b'\r') {
@@ -602,6 +644,59 @@ fn read_source(input: &Path, spool_stdin: bool, send: &mut dyn FnMut(Event) -> b
             .map_err(|e| Error::io("temporary copy of standard input", e))?;
     }
     Ok(())
+}
+
+/// Why [`read_line_capped`] stopped.
+enum LineError {
+    /// Reading the source failed.
+    Read(io::Error),
+    /// Copying it to the spool file failed.
+    Spool(io::Error),
+}
+
+/// Reads the next line, newline included, onto the end of `buf`, copying every byte read to
+/// `spool` when there is one. A line longer than `max` bytes is consumed but not kept (`buf` is
+/// left as it was), so one endless line costs no memory. Returns the bytes consumed (0 at the
+/// end) and whether the line was kept.
+fn read_line_capped(
+    r: &mut dyn BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+    mut spool: Option<&mut BufWriter<File>>,
+) -> std::result::Result<(usize, bool), LineError> {
+    let start = buf.len();
+    let (mut consumed, mut kept) = (0usize, true);
+    loop {
+        let available = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(LineError::Read(e)),
+        };
+        if available.is_empty() {
+            return Ok((consumed, kept));
+        }
+        let (chunk, done) = match memchr::memchr(b'\n', available) {
+            Some(i) => (&available[..=i], true),
+            None => (available, false),
+        };
+        if let Some(w) = spool.as_deref_mut() {
+            w.write_all(chunk).map_err(LineError::Spool)?;
+        }
+        if kept {
+            if buf.len() - start + chunk.len() <= max {
+                buf.extend_from_slice(chunk);
+            } else {
+                kept = false;
+                buf.truncate(start);
+            }
+        }
+        let len = chunk.len();
+        r.consume(len);
+        consumed += len;
+        if done {
+            return Ok((consumed, kept));
+        }
+    }
 }
 
 /// Gives records their ids: the id field when present, otherwise the line number (prefixed with
@@ -672,8 +767,36 @@ mod tests {
         RecordOptions {
             id_field: id.into(),
             text_field: text.into(),
+            ..Default::default()
         }
         .fields()
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_skipped_without_being_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let long = format!("{{\"text\": \"{}\"}}\n", "x".repeat(5000));
+        std::fs::write(
+            &path,
+            format!("{{\"text\": \"a\"}}\n{long}{{\"text\": \"b\"}}\n"),
+        )
+        .unwrap();
+        let opts = RecordOptions {
+            max_line_bytes: 1000,
+            ..Default::default()
+        };
+        let (mut lines, mut skips) = (Vec::new(), Vec::new());
+        read_batches(&[path], false, &opts, |ev| match ev {
+            Event::Batch(b) => lines.extend(b.lines.iter().map(|l| (l.number, l.offset))),
+            Event::Skip(s) => skips.push(s),
+        })
+        .unwrap();
+        // The lines around it keep their numbers and offsets (read again by offset later).
+        assert_eq!(lines, [(1, 0), (3, 14 + long.len() as u64)]);
+        assert_eq!(skips.len(), 1);
+        assert_eq!(skips[0].kind, SkipKind::TooLarge);
+        assert!(skips[0].id.ends_with("c.jsonl:2"), "{:?}", skips[0]);
     }
 
     #[test]
@@ -755,15 +878,20 @@ mod tests {
     fn read_all(path: &Path) -> (NumberedLines, Arc<RecordSource>) {
         let mut lines = Vec::new();
         let mut source = None;
-        read_batches(&[path.to_path_buf()], false, |ev| match ev {
-            Event::Batch(b) => {
-                for l in &b.lines {
-                    lines.push((l.number, l.offset, b.bytes(l).to_vec()));
+        read_batches(
+            &[path.to_path_buf()],
+            false,
+            &Default::default(),
+            |ev| match ev {
+                Event::Batch(b) => {
+                    for l in &b.lines {
+                        lines.push((l.number, l.offset, b.bytes(l).to_vec()));
+                    }
+                    source = Some(Arc::clone(&b.source));
                 }
-                source = Some(Arc::clone(&b.source));
-            }
-            Event::Skip(s) => panic!("{s:?}"),
-        })
+                Event::Skip(s) => panic!("{s:?}"),
+            },
+        )
         .unwrap();
         (lines, source.unwrap())
     }
@@ -818,7 +946,22 @@ mod tests {
         let path = dir.path().join("cut.jsonl.gz");
         std::fs::write(&path, gz).unwrap();
         let (mut read, mut skips) = (0, Vec::new());
-        read_batches(&[path], false, |ev| match ev {
+        let partial = RecordOptions {
+            partial: true,
+            ..Default::default()
+        };
+        let e = read_batches(
+            std::slice::from_ref(&path),
+            false,
+            &Default::default(),
+            |_| {},
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, Error::IncompleteInput { .. }),
+            "without partial input, a damaged source fails the scan: {e}"
+        );
+        read_batches(&[path], false, &partial, |ev| match ev {
             Event::Batch(b) => read += b.lines.len(),
             Event::Skip(s) => skips.push(s),
         })

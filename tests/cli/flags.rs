@@ -20,7 +20,8 @@ use crate::corpus::{Rng, edited, prose, text};
 // --modulo, --supershingle-size; in `jsonl`, --jsonl, --id-field, --text-field; in `tree`,
 // --files-from, --null (-0), --glob, --exclude, --hidden, --no-ignore, --max-filesize; in
 // `formats`, --output; in `gates`, --max-pairs, --baseline, --write-baseline; in `config`,
-// --config; in `index`, --index; in `exact`, --exact, --max-memory.
+// --config; in `index`, --index; in `exact`, --exact, --max-memory; in `bounds`,
+// --max-line-length, --partial-input.
 const TESTED_FLAGS: &[&str] = &[
     "--bands",
     "--baseline",
@@ -44,6 +45,7 @@ const TESTED_FLAGS: &[&str] = &[
     "--k",
     "--max-bucket",
     "--max-filesize",
+    "--max-line-length",
     "--max-memory",
     "--max-pairs",
     "--modulo",
@@ -55,6 +57,7 @@ const TESTED_FLAGS: &[&str] = &[
     "--null",
     "--num-perm",
     "--output",
+    "--partial-input",
     "--quiet",
     "--rows",
     "--seed",

@@ -3,6 +3,7 @@
 #[macro_use]
 mod util;
 
+mod bounds;
 mod compare;
 mod config;
 mod dedup;

@@ -511,6 +511,19 @@ pub struct InputArgs {
         help_heading = "JSON lines"
     )]
     pub text_field: String,
+    /// A JSON line longer than SIZE is a skipped record (K, M or G suffix).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        value_parser = parse_size,
+        default_value = "64M",
+        help_heading = "JSON lines"
+    )]
+    pub max_line_length: u64,
+    /// Keep the records read before a truncated or corrupt stream (or a read error) instead of
+    /// failing: the source is then reported as skipped from that line on.
+    #[arg(long, help_heading = "JSON lines")]
+    pub partial_input: bool,
 
     /// Walk hidden files and directories too (skipped by default).
     #[arg(long, help_heading = "Input")]
@@ -525,9 +538,16 @@ pub struct InputArgs {
     /// Never read files matching GLOB. Repeatable.
     #[arg(long, value_name = "GLOB", help_heading = "Input")]
     pub exclude: Vec<String>,
-    /// Skip files larger than SIZE: bytes, or with a K, M or G suffix (1K = 1024 bytes).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Input")]
-    pub max_filesize: Option<u64>,
+    /// Skip documents larger than SIZE, named ones included: bytes, or with a K, M or G suffix
+    /// (1K = 1024 bytes).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        value_parser = parse_size,
+        default_value = "64M",
+        help_heading = "Input"
+    )]
+    pub max_filesize: u64,
     /// Also read the paths listed in FILE, one per line (- reads the list from standard input).
     #[arg(long, value_name = "FILE", help_heading = "Input")]
     pub files_from: Option<PathBuf>,
@@ -547,6 +567,8 @@ impl InputArgs {
         RecordOptions {
             id_field: self.id_field.clone(),
             text_field: self.text_field.clone(),
+            max_line_bytes: self.max_line_length,
+            partial: self.partial_input,
         }
     }
 
@@ -558,7 +580,7 @@ impl InputArgs {
             no_ignore: self.no_ignore,
             globs: self.glob.clone(),
             excludes: self.exclude.clone(),
-            max_filesize: self.max_filesize,
+            max_filesize: Some(self.max_filesize),
             files_from: self.files_from.clone(),
             files_from_nul: self.null,
             records: self.records(),
@@ -756,7 +778,7 @@ impl SketchingArgs {
     pub fn shingle(&self) -> Result<ShingleOptions> {
         let stopwords = match &self.stopwords {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
+                let text = ndup::source::files::read_side_text(path)
                     .with_context(|| format!("{}: cannot read stop-word list", path.display()))?;
                 let list = parse_stopwords(&text);
                 if list.is_empty() {

@@ -7,13 +7,15 @@ use anyhow::{Context, Result, bail};
 
 use ndup::compare::Comparison;
 use ndup::find::config::{ScanConfig, SignatureConfig, StrategyConfig};
-use ndup::source::files::{Read, read_document};
+use ndup::source::files::{DEFAULT_MAX_FILESIZE, Read, read_document};
 
 use crate::cli::{CompareArgs, ExplainFormat};
 use crate::exit::Exit;
 
 fn read(path: &Path) -> Result<String> {
-    match read_document(path).with_context(|| path.display().to_string())? {
+    match read_document(path, Some(DEFAULT_MAX_FILESIZE))
+        .with_context(|| path.display().to_string())?
+    {
         Read::Text(t) => Ok(t),
         Read::Binary => bail!("{}: {}", path.display(), ndup::model::BINARY_REASON),
     }

@@ -67,13 +67,19 @@ const TREE_OPTIONS: &[&str] = &[
     "no-ignore",
     "glob",
     "exclude",
-    "max-filesize",
     "keep",
 ];
 
 /// Options naming a file to read: a configuration found in the tree may set them to a file inside
 /// the tree.
 const TREE_FILES: &[&str] = &["baseline", "stopwords"];
+
+/// Size limits a configuration found in the tree may lower but not raise above their defaults:
+/// they are what keeps a hostile file from taking all memory.
+const TREE_LIMITS: &[(&str, u64)] = &[
+    ("max-filesize", ndup::source::files::DEFAULT_MAX_FILESIZE),
+    ("max-line-length", ndup::source::records::DEFAULT_MAX_LINE_BYTES),
+];
 
 /// Options a configuration found in the tree may not set, and why.
 const UNTRUSTED: &[(&str, &str)] = &[
@@ -85,6 +91,7 @@ const UNTRUSTED: &[(&str, &str)] = &[
     ("follow", "reads outside the scanned tree"),
     ("threads", "sets the machine's resources"),
     ("max-memory", "sets the machine's resources"),
+    ("partial-input", "accepts a corpus that lacks records"),
 ];
 
 /// The configuration file in use.
@@ -137,7 +144,7 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, Option<Found>)> {
             (path, Trust::Tree(root))
         }
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = ndup::source::files::read_side_text(&path).map_err(|e| {
         anyhow::anyhow!(
             "{}: cannot read the configuration: {}",
             path.display(),
@@ -240,6 +247,20 @@ fn trusted_in_tree(path: &Path, root: &Path, long: &str, value: &toml::Value) ->
             )),
         };
     }
+    if let Some(&(_, default)) = TREE_LIMITS.iter().find(|(name, _)| *name == long) {
+        let size = match value {
+            toml::Value::String(s) => crate::cli::parse_size(s).ok(),
+            toml::Value::Integer(n) => u64::try_from(*n).ok(),
+            _ => None,
+        };
+        return match size {
+            Some(size) if size > default => Err(refuse(&format!(
+                "raises a size limit above its default of {}",
+                ndup::error::format_bytes(default)
+            ))),
+            _ => Ok(()), // a bad value is reported with the value
+        };
+    }
     let why = UNTRUSTED
         .iter()
         .find(|(name, _)| *name == long)
@@ -336,6 +357,7 @@ mod tests {
         for long in longs {
             let known = TREE_OPTIONS.contains(&long.as_str())
                 || TREE_FILES.contains(&long.as_str())
+                || TREE_LIMITS.iter().any(|(n, _)| *n == long)
                 || UNTRUSTED.iter().any(|(n, _)| *n == long)
                 || matches!(long.as_str(), "config" | "help" | "version");
             assert!(

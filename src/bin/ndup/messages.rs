@@ -56,6 +56,9 @@ fn library(e: &ndup::Error) -> String {
             format_bytes(*limit)
         ),
         Error::NoIndex { .. } => format!("{e} (create it with `ndup index build`)"),
+        Error::IncompleteInput { .. } => {
+            format!("{e}; pass --partial-input to use the records before it")
+        }
         // The library's advice for a file that is not a usable index, with the command.
         Error::NotAnIndex { .. } | Error::IndexCorrupt { .. } | Error::IndexVersion { .. } => {
             format!("{e} with `ndup index build`")
