@@ -239,7 +239,7 @@ impl Index {
                             let signature = check_sig(path, &name, &sig, &self.params)?;
                             candidates.push(Candidate {
                                 name,
-                                path: PathBuf::from(file),
+                                path: crate::source::files::path_of_id(&file),
                                 hash,
                                 signature,
                             });

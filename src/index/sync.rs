@@ -192,7 +192,7 @@ impl<'a> Writer<'a> {
             .signature
             .as_ref()
             .map(|s| bands_of(s, self.params.bands, self.params.rows));
-        let path = absolute(&entry.path).to_string_lossy().into_owned();
+        let path = crate::source::files::display_id(&absolute(&entry.path));
         let sig = d.signature.as_deref().map(sig_to_blob);
         let band_blob = bands.as_deref().map(bands_to_blob);
         let values = params![

@@ -420,9 +420,94 @@ fn path_from_bytes(b: &[u8]) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
-/// The id of a path: as given, lossily converted to UTF-8.
-pub(crate) fn display_id(path: &Path) -> String {
-    path.to_string_lossy().into_owned()
+/// The id of a path: as given when it is valid UTF-8 (the usual case), else an escaped form that
+/// names it without ambiguity and turns back into it ([`path_of_id`]).
+///
+/// The escaped form writes each byte that is not UTF-8 as `\xhh` and each backslash as `\\`. It
+/// is used for a name that is not UTF-8, and for one that already contains `\\` or `\x` and two
+/// hex digits, so that no escaped id is also a plain name: `x<ff>.md` is `x\xff.md`, and a file
+/// literally named `x\xff.md` is `x\\xff.md`. (A lossy conversion gave both `x<ff>.md` and
+/// `x<ef bf bd>.md` the id `x\u{FFFD}.md`.)
+pub fn display_id(path: &Path) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = path.as_os_str().as_bytes();
+        match std::str::from_utf8(bytes) {
+            Ok(s) if !looks_escaped(s) => s.to_string(),
+            _ => escape_id(bytes),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        path.to_string_lossy().into_owned()
+    }
+}
+
+/// True when `s` holds an escape of [`display_id`]'s escaped form (`\\`, or `\x` and two hex
+/// digits).
+fn looks_escaped(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.windows(2).any(|w| w == br"\\")
+        || b.windows(4).any(|w| {
+            w[0] == b'\\' && w[1] == b'x' && w[2].is_ascii_hexdigit() && w[3].is_ascii_hexdigit()
+        })
+}
+
+#[cfg(unix)]
+fn escape_id(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c == '\\' {
+                out.push_str(r"\\");
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!(r"\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// The path an id of a file names: the inverse of [`display_id`].
+pub fn path_of_id(id: &str) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        if !looks_escaped(id) {
+            return PathBuf::from(id);
+        }
+        let b = id.as_bytes();
+        let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            match (b[i], b.get(i + 1).copied()) {
+                (b'\\', Some(b'\\')) => {
+                    out.push(b'\\');
+                    i += 2;
+                }
+                (b'\\', Some(b'x'))
+                    if i + 3 < b.len() && hex(b[i + 2]).is_some() && hex(b[i + 3]).is_some() =>
+                {
+                    out.push(hex(b[i + 2]).unwrap_or(0) * 16 + hex(b[i + 3]).unwrap_or(0));
+                    i += 4;
+                }
+                (c, _) => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+        PathBuf::from(std::ffi::OsStr::from_bytes(&out))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(id)
+    }
 }
 
 /// What reading a document gave.
@@ -867,6 +952,28 @@ mod tests {
         let again = d.join(".").join("only.md");
         let (entries, _) = collect(&[d.clone(), again], &Default::default()).unwrap();
         assert_eq!(entries.len(), 1, "{entries:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn ids_of_names_that_are_not_utf8_are_escaped_and_turn_back_into_them() {
+        use std::os::unix::ffi::OsStrExt;
+        let cases: [(&[u8], &str); 7] = [
+            (b"docs/a b.md", "docs/a b.md"),
+            (br"a\b[1].md", r"a\b[1].md"),
+            (b"x\xff.md", r"x\xff.md"),
+            (b"x\xef\xbf\xbd.md", "x\u{FFFD}.md"),
+            (br"x\xff.md", r"x\\xff.md"),
+            (br"a\\b", r"a\\\\b"),
+            (b"\xfe\\x", r"\xfe\\x"),
+        ];
+        let mut ids = std::collections::HashSet::new();
+        for (name, id) in cases {
+            let p = PathBuf::from(std::ffi::OsStr::from_bytes(name));
+            assert_eq!(display_id(&p), id);
+            assert_eq!(path_of_id(id), p, "{id}");
+            assert!(ids.insert(id));
+        }
     }
 
     #[test]

@@ -354,3 +354,39 @@ fn the_params_record_holds_only_the_parameters_of_the_strategy_used() {
     let text = d.ndup().args(["tune", "--threshold", "0.5"]).ok();
     assert!(text.stdout.contains("(see `ndup tune`)"), "{}", text.stdout);
 }
+
+/// `x\xff.md` and `x\xef\xbf\xbd.md` (the UTF-8 of U+FFFD) both had the id `x\u{FFFD}.md`: dedup
+/// listed one id twice and `index build` failed on its UNIQUE constraint. A name that is not
+/// UTF-8 now has an escaped id that names it alone, and the index reads the file back by it.
+#[test]
+fn names_that_are_not_utf8_have_ids_of_their_own() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = Dir::new();
+    d.mkdir("n");
+    let body = text(41, 100);
+    let names: [&[u8]; 3] = [b"n/x\xff.md", b"n/x\xef\xbf\xbd.md", b"n/x\\xff.md"];
+    for name in names {
+        std::fs::write(d.path().join(std::ffi::OsStr::from_bytes(name)), &body).unwrap();
+    }
+    let run = d.scan().args(["n", "--clusters"]).ok();
+    let mut ids = run.clusters().concat();
+    ids.sort();
+    assert_eq!(ids, [r"n/x\\xff.md", r"n/x\xff.md", "n/x\u{FFFD}.md"]);
+    let dedup = d.ndup().args(["dedup", "n", "-o", "-"]).ok();
+    let mut listed: Vec<&str> = dedup.stdout.lines().collect();
+    listed.sort();
+    listed.dedup();
+    assert_eq!(listed.len(), 3, "{}", dedup.stdout);
+    // The index stores the escaped id, and reads the file again by it for exact verification.
+    d.ndup()
+        .args(["index", "build", "n", "--index", "i.db"])
+        .ok();
+    d.create("q.md", &body);
+    let q = d
+        .ndup()
+        .args(["query", "--index", "i.db", "q.md", "--verify", "exact"])
+        .ok();
+    let matches = q.of_type("match");
+    assert_eq!(matches.len(), 3, "{}", q.stdout);
+    assert!(matches.iter().all(|m| m["jaccard"] == 1.0), "{}", q.stdout);
+}
