@@ -390,3 +390,35 @@ fn names_that_are_not_utf8_have_ids_of_their_own() {
     assert_eq!(matches.len(), 3, "{}", q.stdout);
     assert!(matches.iter().all(|m| m["jaccard"] == 1.0), "{}", q.stdout);
 }
+
+/// Integer ids above 2^64 went through a float: 12345678901234567890123 and ...124 became one id
+/// (and, under dedup, a "duplicate id"). Numbers are now kept as written.
+#[test]
+fn large_integer_ids_keep_every_digit() {
+    let d = Dir::new();
+    let body = text(42, 60);
+    let lines: String = [
+        "12345678901234567890123",
+        "12345678901234567890124",
+        "2.5",
+        "2.50",
+    ]
+    .iter()
+    .map(|id| format!("{{\"id\": {id}, \"text\": {}}}\n", serde_json::json!(body)))
+    .collect();
+    d.create("c.jsonl", lines);
+    let run = d.scan().args(["c.jsonl", "--clusters"]).ok();
+    let mut ids = run.clusters().concat();
+    ids.sort();
+    assert_eq!(
+        ids,
+        [
+            "12345678901234567890123",
+            "12345678901234567890124",
+            "2.5",
+            "2.50"
+        ]
+    );
+    let dedup = d.ndup().args(["dedup", "c.jsonl", "-o", "-"]).ok();
+    assert!(!dedup.stderr.contains("duplicate id"), "{}", dedup.stderr);
+}
