@@ -336,8 +336,12 @@ impl ParallelVisitor for Visitor<'_> {
                 if e.depth() > 0 && !e.file_type().is_some_and(|t| t.is_file()) {
                     return WalkState::Continue;
                 }
-                // Named files too: the limit is what keeps one file from taking all memory.
-                if opts.max_filesize.is_some()
+                // A limit of the user's is checked here, by size, for named files too. The
+                // default one is left to the reader, which asks the size only of files past
+                // their first bytes: a stat of every small file costs more than it saves.
+                if opts
+                    .max_filesize
+                    .is_some_and(|max| max != DEFAULT_MAX_FILESIZE)
                     && let Ok(m) = e.metadata()
                     && too_large(m.len(), opts)
                 {
@@ -577,8 +581,22 @@ fn read_bounded(path: &Path, buf: &mut Vec<u8>, limit: Option<u64>) -> std::io::
     let cap = limit.map_or(u64::MAX, |max| max.saturating_add(1));
     let head = cap.min(BINARY_SNIFF_BYTES as u64);
     file.by_ref().take(head).read_to_end(buf)?;
-    if buf.len() as u64 == head && head < cap && !looks_binary(buf) {
-        file.take(cap - head).read_to_end(buf)?;
+    if buf.len() as u64 == head && head < cap {
+        // Only a file past its first bytes is asked its size (most documents are smaller, and
+        // the walk does not ask either): a regular file over the limit is not read at all.
+        if let Some(max) = limit
+            && let Ok(m) = file.metadata()
+            && m.is_file()
+            && m.len() > max
+        {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                format!("{} bytes, larger than the limit of {max} bytes", m.len()),
+            ));
+        }
+        if !looks_binary(buf) {
+            file.take(cap - head).read_to_end(buf)?;
+        }
     }
     Ok(())
 }
