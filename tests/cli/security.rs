@@ -265,3 +265,63 @@ fn output_over_an_input_is_refused_before_any_work() {
         run.stderr_lines()
     );
 }
+
+/// The whole of a hostile repository at once: an `ndup.toml` that shapes the scan within the
+/// rules, a `.ndupignore`, names with control characters and a leading dash, and links to a
+/// secret outside the tree and to an endless device. A scan of it writes nothing but its report,
+/// reads nothing outside the tree, and ends in bounded memory.
+#[test]
+fn a_hostile_repository_is_scanned_within_its_walls() {
+    let d = Dir::new();
+    let body = text(50, 120);
+    d.create("secret/key.txt", &body);
+    d.create("repo/a.md", &body);
+    d.create("repo/-rf.md", format!("{body} and more"));
+    d.create("repo/x\n#.md", format!("{body} again"));
+    d.create("repo/.ndupignore", "\u{feff}a.md -rf.md\n");
+    d.create(
+        "repo/ndup.toml",
+        "threshold = 0.5\nformat = \"text\"\nmax-filesize = \"1M\"\n",
+    );
+    std::os::unix::fs::symlink(d.path().join("secret/key.txt"), d.path().join("repo/k.md"))
+        .unwrap();
+    std::os::unix::fs::symlink("/dev/zero", d.path().join("repo/z.md")).unwrap();
+    let before: Vec<_> = walk(d.path());
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg("ulimit -v 786432; \"$NDUP\" scan repo")
+        .current_dir(d.path())
+        .env("NDUP", super::util::ndup_bin())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // Links are not followed: the secret is no document, and nothing names it.
+    assert!(
+        !stdout.contains("key.txt") && !stdout.contains("k.md"),
+        "{stdout}"
+    );
+    // The name with a newline cannot forge a line.
+    assert!(stdout.contains(r"repo/x\n#.md"), "{stdout}");
+    assert!(!stdout.lines().any(|l| l.starts_with('#')), "{stdout}");
+    // Nothing was written anywhere.
+    assert_eq!(walk(d.path()), before);
+}
+
+/// Every path under `dir`, with its size.
+fn walk(dir: &std::path::Path) -> Vec<(std::path::PathBuf, u64)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        for e in std::fs::read_dir(&p).unwrap() {
+            let e = e.unwrap();
+            let meta = std::fs::symlink_metadata(e.path()).unwrap();
+            if meta.is_dir() {
+                stack.push(e.path());
+            }
+            out.push((e.path(), meta.len()));
+        }
+    }
+    out.sort();
+    out
+}
