@@ -90,11 +90,7 @@ pub struct Entry {
 /// is an error before any work; problems met while walking become [`Skip`]s.
 pub fn collect(paths: &[PathBuf], opts: &InputOptions) -> Result<(Vec<Entry>, Vec<Skip>)> {
     for p in paths {
-        // symlink_metadata: a dangling link given by name is still "there" and is reported when
-        // read, like any unreadable file.
-        if fs::symlink_metadata(p).is_err() {
-            return Err(Error::MissingPath { path: p.clone() });
-        }
+        check_exists(p)?;
     }
     let listed = match &opts.files_from {
         Some(list) => read_list(list, opts.files_from_nul)?,
@@ -133,6 +129,20 @@ pub fn collect(paths: &[PathBuf], opts: &InputOptions) -> Result<(Vec<Entry>, Ve
         }
     }
     Ok((found.entries, found.skips))
+}
+
+/// Fails when a path given by the user is not there: [`Error::MissingPath`] when it does not
+/// exist, the system's reason otherwise (a directory on the way that cannot be searched is not
+/// "no such file"). A dangling link given by name is still there, and is reported when read,
+/// like any unreadable file.
+pub fn check_exists(p: &Path) -> Result<()> {
+    match fs::symlink_metadata(p) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::MissingPath {
+            path: p.to_path_buf(),
+        }),
+        Err(e) => Err(Error::io(p, e)),
+    }
 }
 
 /// Documents found so far, without repeats.

@@ -466,7 +466,7 @@ pub(crate) fn check_inputs(inputs: &[PathBuf]) -> Result<()> {
         }
         match std::fs::metadata(p) {
             Err(_) if std::fs::symlink_metadata(p).is_err() => {
-                return Err(Error::MissingPath { path: p.clone() });
+                crate::source::files::check_exists(p)?;
             }
             Ok(m) if m.is_dir() => {
                 return Err(Error::BadInput {

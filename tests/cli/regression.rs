@@ -422,3 +422,45 @@ fn large_integer_ids_keep_every_digit() {
     let dedup = d.ndup().args(["dedup", "c.jsonl", "-o", "-"]).ok();
     assert!(!dedup.stderr.contains("duplicate id"), "{}", dedup.stderr);
 }
+
+/// A path named inside a directory the user may not search was "no such file or directory"; it
+/// is the system's reason now, once ("Permission denied"). Run as nobody, since root may search
+/// anything.
+#[test]
+fn a_path_behind_a_locked_directory_says_permission_denied() {
+    use std::os::unix::fs::PermissionsExt;
+    let setpriv = std::path::Path::new("/usr/bin/setpriv");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc_geteuid() } != 0 || !setpriv.exists() {
+        eprintln!("skipped: needs root and setpriv to run as another user");
+        return;
+    }
+    let d = Dir::new();
+    d.create("d/a.md", text(43, 50));
+    d.create("d/locked/c.md", text(43, 50));
+    let mode = |p: &std::path::Path, m| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+    };
+    // The temporary directory is private; what is above it (/tmp) is open to everyone.
+    mode(d.path(), 0o755);
+    mode(&d.path().join("d"), 0o755);
+    mode(&d.path().join("d/locked"), 0o000);
+    let out = std::process::Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(super::util::ndup_bin())
+        .args(["scan", "d/a.md", "d/locked/c.md"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    mode(&d.path().join("d/locked"), 0o755);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ndup: d/locked/c.md: Permission denied\n"
+    );
+}
+
+unsafe extern "C" {
+    #[link_name = "geteuid"]
+    fn libc_geteuid() -> u32;
+}

@@ -72,9 +72,7 @@ fn open_for_sync(args: &IndexSyncArgs) -> Result<(Pipeline, Index)> {
 
 fn check_paths(paths: &[PathBuf]) -> Result<()> {
     for p in paths {
-        if std::fs::symlink_metadata(p).is_err() {
-            return Err(Error::MissingPath { path: p.clone() }.into());
-        }
+        ndup::source::files::check_exists(p)?;
     }
     Ok(())
 }

@@ -26,9 +26,14 @@ pub fn skips(skipped: &[Skip]) {
 pub fn describe(err: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in err.chain() {
-        let text = match cause.downcast_ref::<ndup::Error>() {
-            Some(e) => library(e),
-            None => cause.to_string(),
+        let text = match (
+            cause.downcast_ref::<ndup::Error>(),
+            cause.downcast_ref::<std::io::Error>(),
+        ) {
+            (Some(e), _) => library(e),
+            // The system's reason without its number, as in every other message.
+            (None, Some(e)) => ndup::model::io_reason(e),
+            (None, None) => cause.to_string(),
         };
         if out.ends_with(&text) {
             continue;
@@ -55,6 +60,9 @@ fn library(e: &ndup::Error) -> String {
             format_bytes(*needed),
             format_bytes(*limit)
         ),
+        Error::Io { path, source } => {
+            format!("{}: {}", path.display(), ndup::model::io_reason(source))
+        }
         Error::NoIndex { .. } => format!("{e} (create it with `ndup index build`)"),
         Error::IncompleteInput { .. } => {
             format!("{e}; pass --partial-input to use the records before it")
