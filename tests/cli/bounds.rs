@@ -202,13 +202,17 @@ fn a_tree_config_may_lower_the_size_limits_but_not_raise_them() {
     let body = text(11, 80);
     d.create("docs/a.md", &body);
     d.create("docs/b.md", &body);
-    d.create("docs/ndup.toml", "max-filesize = \"1M\"\nmax-line-length = 4096\n");
+    d.create(
+        "docs/ndup.toml",
+        "max-filesize = \"1M\"\nmax-line-length = 4096\n",
+    );
     assert_eq!(d.scan().arg("docs").ok().pairs().len(), 1);
     for line in ["max-filesize = \"1G\"", "max-line-length = \"100M\""] {
         d.create("docs/ndup.toml", format!("{line}\n"));
         let run = d.scan().arg("docs").code(2);
         assert!(
-            run.stderr.contains("raises a size limit above its default of 64"),
+            run.stderr
+                .contains("raises a size limit above its default of 64"),
             "{line}: {}",
             run.stderr
         );

@@ -78,7 +78,10 @@ const TREE_FILES: &[&str] = &["baseline", "stopwords"];
 /// they are what keeps a hostile file from taking all memory.
 const TREE_LIMITS: &[(&str, u64)] = &[
     ("max-filesize", ndup::source::files::DEFAULT_MAX_FILESIZE),
-    ("max-line-length", ndup::source::records::DEFAULT_MAX_LINE_BYTES),
+    (
+        "max-line-length",
+        ndup::source::records::DEFAULT_MAX_LINE_BYTES,
+    ),
 ];
 
 /// Options a configuration found in the tree may not set, and why.
