@@ -228,7 +228,9 @@ pub struct JoinStats {
     pub index_entries: u64,
     /// Candidate pairs that survived the filters and were verified by a merge.
     pub candidates: u64,
-    /// The memory estimate checked before the join, in bytes.
+    /// The join's memory estimate at its peak, in bytes, with the pairs it found. The refusal
+    /// is decided before the join on the same estimate, with the pairs known then (all of
+    /// them at threshold 0, none otherwise).
     pub memory_estimate: u64,
 }
 
@@ -252,22 +254,164 @@ pub struct JoinOptions {
     pub max_memory: Option<u64>,
 }
 
-/// Bytes per shingle while the sets are turned into tokens, the peak of a join: the 64-bit hash
-/// sets (8), the bucketed copy of every hash (8) with its position (4), and 3 for the frequencies
-/// of the distinct shingles and the allocator's overhead. The join itself needs less: tokens
-/// (4) and an index of 8 bytes per entry, at most one entry per token.
-pub(crate) const BYTES_PER_TOKEN: u64 = 23;
-/// Bytes per set: the set's `Vec` (24), its size, offset, order and group (24), and a candidate
-/// slot in each worker thread (16 per thread, added separately).
-pub(crate) const BYTES_PER_SET: u64 = 48;
+/// glibc gives an allocation of at least this size a mapping of its own, handed back to the
+/// system as soon as it is freed (32 MiB is as far as its adaptive threshold goes on 64-bit
+/// systems). A smaller one comes from the heap, and once freed it stays resident: later small
+/// allocations reuse it, but it is rarely returned.
+pub(crate) const MAPPED_ALONE: u64 = 32 << 20;
 
-/// The memory a join of `sets` sets holding `tokens` shingles in all needs at its peak, with
-/// `threads` workers and `pairs` pairs known in advance (only at threshold 0), in bytes. Pairs
-/// found otherwise are not known in advance and not counted.
-pub(crate) fn memory_estimate(sets: u64, tokens: u64, threads: u64, pairs: u64) -> u64 {
-    tokens * BYTES_PER_TOKEN
-        + sets * (BYTES_PER_SET + 16 * threads)
-        + pairs * (std::mem::size_of::<Match>() + std::mem::size_of::<crate::model::Pair>()) as u64
+/// The bytes a heap allocation of `bytes` takes: glibc adds an 8-byte header, rounds up to 16 and
+/// serves at least 32.
+pub(crate) const fn heap_bytes(bytes: u64) -> u64 {
+    if bytes == 0 {
+        0
+    } else if bytes + 8 <= 32 {
+        32
+    } else {
+        (bytes + 8).next_multiple_of(16)
+    }
+}
+
+/// The bytes a set's vector takes, as allocated.
+pub(crate) fn set_bytes(s: &Vec<u64>) -> u64 {
+    let bytes = 8 * s.capacity() as u64;
+    if bytes >= MAPPED_ALONE {
+        bytes.next_multiple_of(4096)
+    } else {
+        heap_bytes(bytes)
+    }
+}
+
+/// What a join's memory follows, all known before the join builds anything: the sets' sizes,
+/// their grouping into identical sets, the threshold and the number of threads.
+///
+/// Why a model of each stage rather than bytes per shingle: the peak moves from one structure to
+/// another with the corpus (many small sets, a few huge ones, identical copies, threshold 0), and
+/// a refusal is only worth something if it comes before the allocations it is about.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct JoinShape {
+    /// Sets given, empty ones included (a size is kept for each).
+    inputs: u64,
+    /// Non-empty sets given, identical ones included.
+    sets: u64,
+    /// Bytes the given sets take in the heap: the join frees them, but they stay resident.
+    heap: u64,
+    /// Bytes of the given sets mapped alone: handed back as the join frees them.
+    mapped: u64,
+    /// Of `mapped`, the bytes of the distinct sets (the others are freed before numbering).
+    distinct_mapped: u64,
+    /// Non-empty sets left after grouping identical ones.
+    distinct_sets: u64,
+    /// Shingles in the distinct sets.
+    tokens: u64,
+    /// At most this many entries in the inverted index.
+    index_entries: u64,
+    /// Containment: a mark per shared shingle says which ones are probed.
+    containment: bool,
+    /// Pairs of distinct sets known before the join (all of them at threshold 0), then found.
+    distinct_pairs: u64,
+    /// The same for all sets: the matches returned.
+    pairs: u64,
+    /// Worker threads, each with its own buffers.
+    threads: u64,
+}
+
+impl JoinShape {
+    /// The shape of `sets` before grouping; [`join_beside`] fills in the rest.
+    fn of_input(sets: &[Vec<u64>], threads: u64) -> JoinShape {
+        let mut shape = JoinShape {
+            inputs: sets.len() as u64,
+            threads,
+            ..JoinShape::default()
+        };
+        for s in sets.iter().filter(|s| !s.is_empty()) {
+            shape.sets += 1;
+            let bytes = set_bytes(s);
+            if bytes >= MAPPED_ALONE {
+                shape.mapped += bytes;
+            } else {
+                shape.heap += bytes;
+            }
+        }
+        shape
+    }
+
+    /// The groups of identical sets: the outer vector (24 a group) and each group's members (a
+    /// heap chunk of at least 32 bytes; 4 a member beyond the first).
+    fn groups(&self) -> u64 {
+        56 * self.distinct_sets + 4 * (self.sets - self.distinct_sets)
+    }
+
+    /// Grouping the identical sets: the sets, a size (4) and a fingerprint (16) per set, a slot
+    /// in the sort per non-empty set (4), and the groups.
+    fn grouping(&self) -> u64 {
+        self.heap + self.mapped + 20 * self.inputs + 4 * self.sets + self.groups()
+    }
+
+    /// [`grouping`](Self::grouping) before the groups are known: with all the sets identical,
+    /// so that it never exceeds what grouping will need.
+    fn before_grouping(&self) -> u64 {
+        JoinShape {
+            distinct_sets: self.sets.min(1),
+            ..*self
+        }
+        .grouping()
+    }
+
+    /// The join's peak, in bytes: the largest of its stages, each with what is alive during it.
+    fn peak(&self) -> u64 {
+        let JoinShape {
+            inputs,
+            sets,
+            heap,
+            distinct_mapped,
+            distinct_sets: r,
+            tokens: t,
+            index_entries: e,
+            containment,
+            distinct_pairs,
+            pairs,
+            threads,
+            ..
+        } = *self;
+        // Alive from the grouping to the end: the sets' heap bytes (freed, still resident), the
+        // sizes and the groups.
+        let kept = heap + 4 * inputs + self.groups();
+        // Numbering (`TokenSets::from_hash_sets`): the distinct sets (24) and their offsets (8);
+        // every hash copied into its bucket (8) with its position (4), in two vectors mapped
+        // alone, while the sets are freed as they are copied (the mapped ones handed back); the
+        // frequencies and then the tokens take the positions' place. In the heap the sets
+        // left: a counter per possible frequency (4 per set) and the copy of a bucket (16 a
+        // hash) in each worker that has a bucket.
+        let buckets = 1u64 << bucket_bits(t as usize);
+        let small = 4 * sets + threads.min(buckets) * 16 * t.div_ceil(buckets);
+        let numbering = 32 * r + distinct_mapped.max(12 * t) + small.saturating_sub(heap);
+        // Probing: the tokens (4), offsets (8) and size order (8); the inverted index's entries
+        // (8) and its two arrays over the shared shingles (4 each; a shingle is shared by two sets
+        // at least, so there are at most t / 2), with containment a mark per shared shingle;
+        // a candidate slot per set in each worker (16) and a list of pairs per set (24).
+        let shared = t / 2;
+        let probing = 4 * t
+            + 16 * r
+            + 8 * e
+            + 8 * shared
+            + if containment { shared } else { 0 }
+            + threads.min(r) * 16 * r
+            + 24 * r;
+        // At threshold 0, instead of probing: every pair of distinct sets (12), gathered from the
+        // workers' pieces into one vector (so twice, at the end).
+        let all_pairs = 4 * t + 16 * r + 24 * distinct_pairs;
+        // The result: the pairs of distinct sets (12) and every pair of sets (20).
+        let output = 4 * t + 8 * r + 12 * distinct_pairs + 20 * pairs;
+        self.grouping()
+            .max(kept + numbering.max(probing).max(all_pairs).max(output))
+    }
+
+    /// After the join, while the caller turns its matches into records of `record` bytes each:
+    /// the sets' heap bytes, still resident, the matches and the records.
+    pub(crate) fn reporting(&self, record: u64) -> u64 {
+        self.heap + (20 + record) * self.pairs
+    }
 }
 
 /// Joins `sets` (each of distinct hashes, in any order; [`crate::text::shingle::Shingler::hash_set`]
@@ -278,10 +422,30 @@ pub(crate) fn memory_estimate(sets: u64, tokens: u64, threads: u64, pairs: u64) 
 /// Identical sets are recognized when their hashes come in the same order, as they do for
 /// identical documents; sets equal in another order are joined like any two sets.
 pub fn join(sets: Vec<Vec<u64>>, opts: &JoinOptions) -> Result<JoinOutput> {
+    join_beside(sets, opts, 0).map(|(out, _)| out)
+}
+
+/// [`join`] in a process that holds `beside` bytes of its own during the join: the memory limit
+/// applies to both together. The estimate is checked, and the join refused with
+/// [`Error::TooLargeForExact`], before anything big is allocated: once before grouping the
+/// identical sets (a lower bound), once after, from the distinct sets' sizes. Returns the
+/// join's shape too, with the pairs found.
+pub(crate) fn join_beside(
+    sets: Vec<Vec<u64>>,
+    opts: &JoinOptions,
+    beside: u64,
+) -> Result<(JoinOutput, JoinShape)> {
+    let mut shape = JoinShape::of_input(&sets, rayon::current_num_threads() as u64);
+    shape.containment = opts.measure == Measure::Containment;
+    let refuse = |needed: u64| match opts.max_memory {
+        Some(limit) if needed > limit => Err(Error::TooLargeForExact { needed, limit }),
+        _ => Ok(()),
+    };
+    refuse(beside + shape.before_grouping())?;
     let sizes: Vec<u32> = sets.iter().map(|s| s.len() as u32).collect();
     let groups = group_identical(&sets);
     let mut stats = JoinStats {
-        sets: sizes.iter().filter(|&&s| s > 0).count() as u64,
+        sets: shape.sets,
         distinct_sets: groups.len() as u64,
         ..Default::default()
     };
@@ -299,25 +463,29 @@ pub fn join(sets: Vec<Vec<u64>>, opts: &JoinOptions) -> Result<JoinOutput> {
             max: MAX_TOTAL_TOKENS,
         });
     }
-    let all_pairs = if opts.threshold.is_zero() {
-        stats.sets * stats.sets.saturating_sub(1) / 2
-    } else {
-        0
+    shape.distinct_sets = stats.distinct_sets;
+    shape.tokens = stats.tokens;
+    shape.distinct_mapped = reps
+        .iter()
+        .map(set_bytes)
+        .filter(|&b| b >= MAPPED_ALONE)
+        .sum();
+    shape.index_entries = match opts.measure {
+        // The index prefixes, from the sizes alone (the shingles of one set only are left out
+        // of the index, so it may hold fewer).
+        Measure::Jaccard => reps
+            .iter()
+            .map(|s| s.len() as u64 - opts.threshold.ceil_of_double(s.len() as u64) + 1)
+            .sum(),
+        Measure::Containment => stats.tokens,
     };
-    stats.memory_estimate = memory_estimate(
-        stats.distinct_sets,
-        stats.tokens,
-        rayon::current_num_threads() as u64,
-        all_pairs,
-    );
-    if let Some(limit) = opts.max_memory
-        && stats.memory_estimate > limit
-    {
-        return Err(Error::TooLargeForExact {
-            needed: stats.memory_estimate,
-            limit,
-        });
+    if opts.threshold.is_zero() {
+        let d = stats.distinct_sets;
+        shape.distinct_pairs = d * d.saturating_sub(1) / 2;
+        // Each group's own pairs, and every pair across groups.
+        shape.pairs = stats.sets * stats.sets.saturating_sub(1) / 2;
     }
+    refuse(beside + shape.peak())?;
 
     let tokens = TokenSets::from_hash_sets(reps);
     stats.distinct_tokens = tokens.distinct as u64;
@@ -356,6 +524,7 @@ pub fn join(sets: Vec<Vec<u64>>, opts: &JoinOptions) -> Result<JoinOutput> {
             }
         }
     }
+    let found_len = found.len() as u64;
     for (gx, gy, overlap) in found {
         for &x in &groups[gx as usize] {
             for &y in &groups[gy as usize] {
@@ -364,7 +533,11 @@ pub fn join(sets: Vec<Vec<u64>>, opts: &JoinOptions) -> Result<JoinOutput> {
         }
     }
     matches.par_sort_unstable();
-    Ok(JoinOutput { matches, stats })
+    // The estimate reported counts the pairs found, not only those known in advance.
+    shape.distinct_pairs = shape.distinct_pairs.max(found_len);
+    shape.pairs = matches.len() as u64;
+    stats.memory_estimate = shape.peak();
+    Ok((JoinOutput { matches, stats }, shape))
 }
 
 /// The reference: every pair of non-empty sets (each sorted and distinct) compared by merging,
@@ -455,6 +628,11 @@ const BUCKET_TARGET: usize = if cfg!(test) { 1 << 5 } else { 1 << 15 };
 /// Chunks of sets scattered in parallel.
 const CHUNKS: usize = 64;
 
+/// The top bits of a hash that choose its bucket, for `total` hashes.
+fn bucket_bits(total: usize) -> usize {
+    (total / BUCKET_TARGET).max(1).ilog2().min(8) as usize
+}
+
 impl TokenSets {
     /// Numbers the distinct hashes of `sets` by document frequency and rewrites every set in
     /// tokens. `sets` are consumed and freed as they are read.
@@ -477,7 +655,7 @@ impl TokenSets {
         assert!(total as u64 <= MAX_TOTAL_TOKENS, "checked by the caller");
         // At most 256 buckets: every chunk writes to two streams per bucket, and more streams
         // than the TLB can map would make the scatter miss on nearly every write.
-        let bits = (total / BUCKET_TARGET).max(1).ilog2().min(8) as usize;
+        let bits = bucket_bits(total);
         let nb = 1usize << bits;
         let bucket = move |h: u64| {
             if bits == 0 {
@@ -561,21 +739,28 @@ impl TokenSets {
 
         // Each bucket: distinct hashes and their frequencies. The hash array is reused to hold,
         // for each entry, its distinct number within the bucket (high half) and its position
-        // (low half), so the positions can be freed before the tokens are allocated.
+        // (low half); the bucket's frequencies then go in the first slots of its part of the
+        // positions' array, which has one slot per entry and at most as many distinct hashes.
         let bucket_bounds: Vec<usize> = (0..=nb).map(|b| cells[b * nc]).collect();
-        let dfs: Vec<Vec<u32>> = split_by(&mut hashes, &bucket_bounds)
+        let distinct_in: Vec<usize> = split_by(&mut hashes, &bucket_bounds)
             .into_par_iter()
             .zip(split_by(&mut origins, &bucket_bounds))
             .map_init(GroupScratch::default, |scratch, (hs, os)| {
                 group_bucket(hs, os, bits, scratch)
             })
             .collect();
+        let dfs = |b: usize| bucket_bounds[b]..bucket_bounds[b] + distinct_in[b];
 
         // Token numbers: a counting sort on the frequency, in bucket order.
-        let max_df = dfs.iter().flatten().copied().max().unwrap_or(0) as usize;
+        let max_df = (0..nb)
+            .flat_map(|b| origins[dfs(b)].iter().copied())
+            .max()
+            .unwrap_or(0) as usize;
         let mut next = vec![0u32; max_df + 2];
-        for &df in dfs.iter().flatten() {
-            next[df as usize + 1] += 1;
+        for b in 0..nb {
+            for &df in &origins[dfs(b)] {
+                next[df as usize + 1] += 1;
+            }
         }
         for d in 1..next.len() {
             next[d] += next[d - 1];
@@ -584,16 +769,30 @@ impl TokenSets {
         // Tokens of frequency 1 are numbered first: 0 .. shared_from.
         let shared_from = next.get(2).copied().unwrap_or(0);
         // In place: each frequency becomes its token number.
-        let mut ranks = dfs;
-        for df in ranks.iter_mut().flatten() {
-            let r = next[*df as usize];
-            next[*df as usize] += 1;
-            *df = r;
+        for b in 0..nb {
+            for df in &mut origins[dfs(b)] {
+                let r = next[*df as usize];
+                next[*df as usize] += 1;
+                *df = r;
+            }
         }
-        drop(origins);
+        drop(next);
+        // Each entry's distinct number becomes its token, so that the positions' array is free.
+        split_by(&mut hashes, &bucket_bounds)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(b, hs)| {
+                let ranks = &origins[dfs(b)];
+                for e in hs {
+                    *e = (ranks[(*e >> 32) as usize] as u64) << 32 | *e & 0xffff_ffff;
+                }
+            });
 
-        // Each chunk writes its own sets' tokens, reading its cell of every bucket.
-        let mut tokens = vec![0u32; total];
+        // Each chunk writes its own sets' tokens, reading its cell of every bucket, into the
+        // positions' array: every position gets one token. Why reuse it: the numbering is the
+        // join's peak, and a fresh array here (with the frequencies, 4 bytes per distinct
+        // shingle, which the memory estimate cannot know in advance) raised it.
+        let mut tokens = origins;
         let mut token_pieces = Vec::with_capacity(nc);
         let mut rest = tokens.as_mut_slice();
         for &(s, e) in &chunks {
@@ -605,11 +804,10 @@ impl TokenSets {
             .into_par_iter()
             .enumerate()
             .for_each(|(c, (out, base))| {
-                for (b, ranks) in ranks.iter().enumerate() {
+                for b in 0..nb {
                     let cell = cells[b * nc + c]..cells[b * nc + c + 1];
                     for &e in &hashes[cell] {
-                        let (id, o) = ((e >> 32) as usize, e as u32 as usize);
-                        out[o - base] = ranks[id];
+                        out[e as u32 as usize - base] = (e >> 32) as u32;
                     }
                 }
             });
@@ -660,14 +858,14 @@ struct GroupScratch {
     seen: Vec<u64>,
 }
 
-/// Finds the distinct hashes of one bucket and counts them; returns the counts, in the order of
-/// the distinct numbers, and replaces each hash by its distinct number (high half) and its
-/// position `os[k]` (low half).
+/// Finds the distinct hashes of one bucket and counts them: replaces each hash by its distinct
+/// number (high half) and its position `os[k]` (low half), writes the counts over the start of
+/// `os`, in the order of the distinct numbers, and returns how many there are.
 ///
 /// The bucket is split once more on the next bits of the hash (a local counting sort, through
 /// few enough streams to stay fast), so that each part's hash table fits in the cache; numbers
 /// are given part by part, in order of first appearance: an order fixed by the input alone.
-fn group_bucket(hs: &mut [u64], os: &[u32], bits: usize, scratch: &mut GroupScratch) -> Vec<u32> {
+fn group_bucket(hs: &mut [u64], os: &mut [u32], bits: usize, scratch: &mut GroupScratch) -> usize {
     let sub_bits = (hs.len() / BUCKET_TARGET).max(1).ilog2().min(8) as usize;
     let nsub = 1usize << sub_bits;
     let shift = 64 - bits - sub_bits;
@@ -686,16 +884,18 @@ fn group_bucket(hs: &mut [u64], os: &[u32], bits: usize, scratch: &mut GroupScra
         start[p] += start[p - 1];
     }
     let mut at = start.clone();
-    // (hash, index in the bucket), part by part.
+    // (hash, index in the bucket), part by part; the positions move into the hash array, and
+    // `os` is free for the counts.
     let GroupScratch { local, table, seen } = scratch;
     local.clear();
     local.resize(hs.len(), (0, 0));
-    for (k, &h) in hs.iter().enumerate() {
-        let p = part(h);
-        local[at[p]] = (h, k as u32);
+    for (k, (h, &o)) in hs.iter_mut().zip(os.iter()).enumerate() {
+        let p = part(*h);
+        local[at[p]] = (*h, k as u32);
         at[p] += 1;
+        *h = o as u64;
     }
-    let mut dfs: Vec<u32> = Vec::new();
+    let mut distinct = 0usize;
     for p in 0..nsub {
         let entries = &local[start[p]..start[p + 1]];
         let mask = (entries.len() * 2).next_power_of_two() - 1;
@@ -704,14 +904,15 @@ fn group_bucket(hs: &mut [u64], os: &[u32], bits: usize, scratch: &mut GroupScra
         table.clear();
         table.resize(mask + 1, 0);
         seen.clear();
-        let first = dfs.len();
+        let first = distinct;
         for &(h, k) in entries {
             let mut slot = h as usize & mask;
             let id = loop {
                 match table[slot] {
                     0 => {
                         seen.push(h);
-                        dfs.push(0);
+                        os[distinct] = 0;
+                        distinct += 1;
                         table[slot] = seen.len() as u32;
                         break seen.len() - 1;
                     }
@@ -719,11 +920,11 @@ fn group_bucket(hs: &mut [u64], os: &[u32], bits: usize, scratch: &mut GroupScra
                     _ => slot = (slot + 1) & mask,
                 }
             } + first;
-            dfs[id] += 1;
-            hs[k as usize] = (id as u64) << 32 | os[k as usize] as u64;
+            os[id] += 1;
+            hs[k as usize] |= (id as u64) << 32;
         }
     }
-    dfs
+    distinct
 }
 
 /// Cuts `v` at `bounds` (`bounds[0] = 0`, last = `v.len()`).
@@ -1105,13 +1306,16 @@ fn verify(
     verified
 }
 
+/// From this many hashes on, [`dedup_hashes`] sorts them instead of using a table.
+pub(crate) const DEDUP_SORTS_FROM: usize = 1 << 14;
+
 /// Removes repeated hashes, making a document's shingle hashes a set for [`join`]. A small
 /// document's hashes go through a hash table that fits in the cache and keep the order of their
 /// first appearance (faster than sorting them on documents of a few kilobytes); a large one's are
 /// sorted by [`sort_dedup`]. Either way the result depends only on the hashes, so identical
 /// documents give identical sets.
 pub(crate) fn dedup_hashes(v: &mut Vec<u64>) {
-    if v.len() >= 1 << 14 {
+    if v.len() >= DEDUP_SORTS_FROM {
         return sort_dedup(v);
     }
     let mask = (v.len() * 2).next_power_of_two() - 1;
@@ -1424,6 +1628,153 @@ mod tests {
             ..opts
         };
         assert_eq!(join(sets, &opts).unwrap().matches.len(), 1);
+    }
+
+    fn at(t: f64, max_memory: Option<u64>) -> JoinOptions {
+        JoinOptions {
+            threshold: Threshold::from_f64(t).unwrap(),
+            measure: Measure::Jaccard,
+            max_memory,
+        }
+    }
+
+    /// `n` sets of `size` hashes, no two sharing one.
+    fn disjoint(n: u64, size: u64) -> Vec<Vec<u64>> {
+        (0..n)
+            .map(|d| hashed((0..size).map(|k| d * 1_000_000 + k)))
+            .collect()
+    }
+
+    #[test]
+    fn heap_bytes_follow_glibc_chunks() {
+        let sizes = [
+            (0, 0),
+            (1, 32),
+            (24, 32),
+            (25, 48),
+            (40, 48),
+            (41, 64),
+            (1000, 1008),
+        ];
+        for (asked, taken) in sizes {
+            assert_eq!(heap_bytes(asked), taken, "{asked}");
+        }
+        assert_eq!(set_bytes(&Vec::with_capacity(100)), 816);
+    }
+
+    #[test]
+    fn the_estimate_counts_the_sets_and_the_numbering() {
+        // 300 sets of 400 shingles: the sets (8 bytes a shingle, in the heap) stay resident
+        // while every shingle is copied with its position (8 + 4): 20 bytes a shingle, and
+        // little else (in tests the buckets are tiny, so each worker's copy of one is too).
+        let sets = disjoint(300, 400);
+        let t = 300 * 400;
+        let (out, shape) = join_beside(sets, &at(0.8, None), 0).unwrap();
+        assert!(out.matches.is_empty());
+        let estimate = out.stats.memory_estimate;
+        assert_eq!(estimate, shape.peak());
+        assert!(estimate >= 20 * t, "{estimate}");
+        assert!(estimate <= 20 * t + 300 * 200, "{estimate} {shape:?}");
+        assert_eq!(shape.tokens, t);
+        assert_eq!(shape.heap, 300 * heap_bytes(8 * 400));
+    }
+
+    #[test]
+    fn a_join_over_the_limit_is_refused_with_its_estimate() {
+        let sets = disjoint(50, 200);
+        let (out, _) = join_beside(sets.clone(), &at(0.8, None), 0).unwrap();
+        // No pair passes, so the estimate checked before the join is the one reported after.
+        let estimate = out.stats.memory_estimate;
+        let err = join_beside(sets.clone(), &at(0.8, Some(estimate - 1)), 0).unwrap_err();
+        assert!(
+            matches!(err, Error::TooLargeForExact { needed, limit }
+                if needed == estimate && limit == estimate - 1),
+            "{err}"
+        );
+        assert!(join_beside(sets.clone(), &at(0.8, Some(estimate)), 0).is_ok());
+        // What the caller holds beside the sets counts against the same limit.
+        let err = join_beside(sets.clone(), &at(0.8, Some(estimate)), 1000).unwrap_err();
+        assert!(
+            matches!(err, Error::TooLargeForExact { needed, .. } if needed == estimate + 1000),
+            "{err}"
+        );
+        // A limit the sets alone pass is refused before they are even grouped.
+        let err = join_beside(sets, &at(0.8, Some(1000)), 0).unwrap_err();
+        assert!(
+            matches!(err, Error::TooLargeForExact { needed, .. } if needed < estimate / 2),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn at_threshold_zero_every_pair_is_counted_in_advance() {
+        // 200 sets, two of them identical: 19,900 pairs, 19,701 of them of distinct sets.
+        let mut sets = disjoint(199, 3);
+        sets.push(sets[0].clone());
+        let (above, _) = join_beside(sets.clone(), &at(0.8, None), 0).unwrap();
+        assert_eq!(above.matches.len(), 1);
+        let (every, shape) = join_beside(sets.clone(), &at(0.0, None), 0).unwrap();
+        assert_eq!(every.matches.len(), 19_900);
+        assert_eq!((shape.pairs, shape.distinct_pairs), (19_900, 19_701));
+        // The matches (20 bytes) and the pairs of distinct sets (12) at least.
+        let estimate = every.stats.memory_estimate;
+        assert!(estimate >= 20 * 19_900 + 12 * 19_701, "{estimate}");
+        assert!(estimate > above.stats.memory_estimate);
+        // Known before the join, so a limit below them refuses it.
+        let limit = Some(every.stats.memory_estimate - 1);
+        assert!(join_beside(sets, &at(0.0, limit), 0).is_err());
+    }
+
+    #[test]
+    fn identical_sets_are_numbered_once() {
+        // A hundred copies of one set: all of them in memory, one of them numbered.
+        let one = disjoint(1, 1000).pop().unwrap();
+        let copies = vec![one; 100];
+        let (out, shape) = join_beside(copies, &at(0.8, None), 0).unwrap();
+        assert_eq!(out.matches.len(), 100 * 99 / 2);
+        assert_eq!((shape.distinct_sets, shape.tokens), (1, 1000));
+        let estimate = out.stats.memory_estimate;
+        assert!(estimate >= shape.heap + 12 * 1000, "{estimate}");
+        assert!(estimate < shape.heap + 12 * 100 * 1000, "{estimate}");
+    }
+
+    #[test]
+    fn sets_mapped_alone_are_handed_back_while_they_are_copied() {
+        // Four sets of 40 million shingles, each mapped alone: freed as they are copied, they
+        // are not resident beside the copy, as sets in the heap would be.
+        let t = 160_000_000;
+        let mapped = JoinShape {
+            inputs: 4,
+            sets: 4,
+            mapped: 8 * t,
+            distinct_mapped: 8 * t,
+            distinct_sets: 4,
+            tokens: t,
+            threads: 2,
+            ..JoinShape::default()
+        };
+        let heap = JoinShape {
+            heap: 8 * t,
+            mapped: 0,
+            distinct_mapped: 0,
+            ..mapped
+        };
+        assert!(
+            mapped.peak() >= 12 * t && mapped.peak() < 13 * t,
+            "{}",
+            mapped.peak()
+        );
+        assert!(
+            heap.peak() >= 20 * t && heap.peak() < 21 * t,
+            "{}",
+            heap.peak()
+        );
+        // More threads, more buffers (when the heap the sets left does not hold them).
+        let more = JoinShape {
+            threads: 8,
+            ..mapped
+        };
+        assert!(more.peak() > mapped.peak());
     }
 
     #[test]

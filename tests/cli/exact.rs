@@ -253,3 +253,123 @@ fn exact_mode_reads_json_lines_like_files() {
         .ok();
     eqnice!(want, pairs(&run));
 }
+
+/// A size as `format_bytes` prints it (`2.4 MiB`), in bytes, to within its one decimal.
+fn bytes_of(size: &str) -> f64 {
+    let (number, unit) = size.split_once(' ').expect("a number and a unit");
+    let scale = match unit {
+        "B" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => panic!("unit {unit}"),
+    };
+    number.parse::<f64>().expect("a number") * scale
+}
+
+/// The size printed after `before` on the run's stderr, up to its unit.
+fn size_after<'a>(run: &'a Run, before: &str) -> &'a str {
+    let at = run
+        .stderr
+        .find(before)
+        .unwrap_or_else(|| panic!("{}", run.describe()));
+    let rest = &run.stderr[at + before.len()..];
+    let number = rest.find(' ').expect("a unit");
+    let unit = rest[number + 1..]
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .map_or(rest.len(), |u| number + 1 + u);
+    &rest[..unit]
+}
+
+/// Forty documents of about 3 KB that share no word: no pair, and every set distinct.
+fn unrelated() -> Dir {
+    let d = Dir::new();
+    for doc in 0..40 {
+        let text: Vec<String> = (0..400).map(|i| format!("w{doc}x{i}")).collect();
+        d.create(&format!("docs/{doc:02}.txt"), text.join(" "));
+    }
+    d
+}
+
+/// Issue 24, item 5: the estimate comes before the join's allocations. A limit the shingle
+/// sets fit in, but the join does not, is refused with the join's whole estimate (the one a run
+/// without a limit reports), before the join builds anything.
+#[test]
+fn a_corpus_whose_sets_fit_but_whose_join_does_not_is_refused_before_the_join() {
+    let d = unrelated();
+    let scan = |limit: Option<&str>| {
+        let mut cmd = d.scan();
+        cmd.args(["docs", "--exact"]).env("RAYON_NUM_THREADS", "2");
+        if let Some(limit) = limit {
+            cmd.args(["--max-memory", limit]);
+        }
+        cmd
+    };
+    let run = scan(None).ok();
+    let estimate = size_after(&run, "memory estimate ").to_string();
+    // The sets take 8 bytes a shingle, the join 20 or more: 60% of the estimate holds the
+    // sets and what phase one needs beside them, not the join.
+    let limit = format!("{}K", (bytes_of(&estimate) * 0.6 / 1024.0) as u64);
+    let run = scan(Some(&limit)).code(2);
+    assert!(run.records().is_empty(), "nothing is reported");
+    assert_eq!(run.stderr_lines().len(), 1, "{}", run.describe());
+    eqnice!(estimate, size_after(&run, "needs an estimated "));
+    assert!(
+        run.stderr
+            .contains("or more for this corpus, over --max-memory"),
+        "{}",
+        run.describe()
+    );
+    assert!(run.stderr.contains("MinHash"), "{}", run.describe());
+    // At the estimate itself (rounded up), the scan runs.
+    let enough = format!("{}K", (bytes_of(&estimate) / 1024.0) as u64 + 110);
+    scan(Some(&enough)).ok();
+}
+
+/// The estimate reported is honest for a small corpus: at least what the join surely holds at
+/// its peak (the sets, 8 bytes a shingle, and each shingle copied with its position, 12 more),
+/// and at most half again as much.
+#[test]
+fn the_memory_estimate_follows_the_shingle_sets() {
+    let d = unrelated();
+    let p = Pipeline::new(ScanConfig::default()).unwrap();
+    let shingles: usize = (0..40)
+        .map(|doc| p.shingle_set(&d.read(&format!("docs/{doc:02}.txt"))).len())
+        .sum();
+    let bound = 20.0 * shingles as f64;
+    for threads in ["1", "2"] {
+        let run = d
+            .scan()
+            .args(["docs", "--exact"])
+            .env("RAYON_NUM_THREADS", threads)
+            .ok();
+        let estimate = bytes_of(size_after(&run, "memory estimate "));
+        assert!(
+            estimate >= bound * 0.99 && estimate <= bound * 1.5,
+            "estimate {estimate}, bound {bound}\n{}",
+            run.describe()
+        );
+    }
+}
+
+/// A document whose shingling alone would pass the limit is refused before its hashes are
+/// made: the estimate named counts its hash buffers (16 bytes a character here), not only the
+/// sets kept so far.
+#[test]
+fn a_document_too_large_for_the_limit_is_refused_before_it_is_shingled() {
+    let d = Dir::new();
+    let text: Vec<String> = (0..25_000).map(|i| format!("w{i}")).collect();
+    let text = text.join(" ");
+    d.create("large.txt", &text);
+    let run = d
+        .scan()
+        .args(["large.txt", "--exact", "--max-memory", "1M"])
+        .code(2);
+    let needed = bytes_of(size_after(&run, "needs an estimated "));
+    assert!(needed >= 16.0 * text.len() as f64, "{}", run.describe());
+    assert!(
+        run.stderr.contains("--max-memory 1.0 MiB"),
+        "{}",
+        run.describe()
+    );
+}

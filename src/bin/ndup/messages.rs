@@ -55,8 +55,8 @@ fn library(e: &ndup::Error) -> String {
             format!("invalid parameters: {}", problem.render(|p| flag(p).into()))
         }
         Error::TooLargeForExact { needed, limit } => format!(
-            "exact mode needs at least {} for this corpus, more than --max-memory {}; use \
-             MinHash mode (without --exact) or raise --max-memory",
+            "exact mode needs an estimated {} or more for this corpus, over --max-memory {}; \
+             use MinHash mode (without --exact) or raise --max-memory",
             format_bytes(*needed),
             format_bytes(*limit)
         ),
