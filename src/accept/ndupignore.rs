@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::{Error, Result};
 
@@ -28,23 +28,37 @@ pub const FILE_NAME: &str = ".ndupignore";
 #[derive(Debug, Clone)]
 pub struct NdupIgnore {
     root: String,
-    rules: Vec<(GlobMatcher, GlobMatcher)>,
+    rules: Vec<(GlobSet, GlobSet)>,
 }
 
-fn glob(path: &Path, line: usize, g: &str) -> Result<GlobMatcher> {
-    let built: std::result::Result<Glob, _> = GlobBuilder::new(g).literal_separator(true).build();
-    built
-        .map(|g| g.compile_matcher())
-        .map_err(|e| Error::BadInput {
-            path: path.to_path_buf(),
-            reason: format!("line {line}: {e}"),
-        })
+/// One glob, compiled. Through a set of one: a glob's own `compile_matcher` panics on a pattern
+/// too large to compile (thousands of `*` in a hostile file), a set's `build` says so.
+fn glob(path: &Path, line: usize, g: &str) -> Result<GlobSet> {
+    let bad = |e: globset::Error| Error::BadInput {
+        path: path.to_path_buf(),
+        reason: format!("line {line}: {e}"),
+    };
+    let glob = GlobBuilder::new(g)
+        .literal_separator(true)
+        .build()
+        .map_err(bad)?;
+    GlobSetBuilder::new().add(glob).build().map_err(bad)
 }
 
 impl NdupIgnore {
     /// Reads `root/.ndupignore`; `None` when there is none.
     pub fn load(root: &Path) -> Result<Option<Self>> {
         let path: PathBuf = root.join(FILE_NAME);
+        // It comes with the tree: a FIFO there would block the scan forever, a device never end.
+        match std::fs::metadata(&path) {
+            Ok(m) if !m.is_file() => {
+                return Err(Error::BadInput {
+                    path,
+                    reason: "not a regular file".into(),
+                });
+            }
+            _ => {}
+        }
         let text = match crate::source::files::read_side_text(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -12,6 +12,7 @@ mod errors;
 mod exact;
 mod flags;
 mod formats;
+mod fuzz;
 mod gates;
 mod index;
 mod index_safety;

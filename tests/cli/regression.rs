@@ -464,3 +464,45 @@ unsafe extern "C" {
     #[link_name = "geteuid"]
     fn libc_geteuid() -> u32;
 }
+
+/// Found by the fuzz suite: a `.ndupignore` line of 87,380 `*` panicked in globset; a FIFO named
+/// `.ndupignore`, or named by a found `ndup.toml` as its baseline, blocked the scan forever; a
+/// control character in a found `ndup.toml`'s value reached the terminal through clap's message.
+#[test]
+fn hostile_side_files_are_refused_not_obeyed() {
+    let d = Dir::new();
+    let body = text(44, 60);
+    d.create("docs/a.md", &body);
+    d.create("docs/b.md", &body);
+    d.create("docs/.ndupignore", format!("{} **\n", "*".repeat(1 << 17)));
+    let run = d.scan().arg("docs").timeout(60).code(2);
+    assert!(
+        run.stderr.starts_with("ndup: docs/.ndupignore: line 1:"),
+        "{}",
+        run.stderr
+    );
+    std::fs::remove_file(d.path().join("docs/.ndupignore")).unwrap();
+    let fifo = |name: &str| {
+        let ok = std::process::Command::new("mkfifo")
+            .arg(d.path().join(name))
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    fifo("docs/.ndupignore");
+    let run = d.scan().arg("docs").timeout(20).code(2);
+    assert!(run.stderr.contains("not a regular file"), "{}", run.stderr);
+    std::fs::remove_file(d.path().join("docs/.ndupignore")).unwrap();
+    fifo("docs/base");
+    d.create("docs/ndup.toml", "baseline = \"docs/base\"\n");
+    let run = d.scan().arg("docs").timeout(20).code(2);
+    assert!(run.stderr.contains("not a regular file"), "{}", run.stderr);
+    d.create("docs/ndup.toml", "shingle = \"\\u001b]0;pwned\\u0007\"\n");
+    let run = d.scan().arg("docs").code(2);
+    assert!(
+        run.stderr.contains("holds a control character"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
+}

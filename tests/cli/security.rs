@@ -261,7 +261,7 @@ fn output_over_an_input_is_refused_before_any_work() {
         .args(["c.jsonl", "-o", "no/such/dir/r.json"])
         .code(2);
     eqnice!(
-        vec!["ndup: no/such/dir/r.json: cannot write: No such file or directory (os error 2)"],
+        vec!["ndup: no/such/dir/r.json: cannot write: No such file or directory"],
         run.stderr_lines()
     );
 }

@@ -509,3 +509,106 @@ pub fn gzip(bytes: &[u8]) -> Vec<u8> {
 pub fn zstd(bytes: &[u8]) -> Vec<u8> {
     zstd::encode_all(bytes, 3).unwrap()
 }
+
+impl Dir {
+    /// `ndup` with no arguments yet, run in the subdirectory `sub` of this directory (so that
+    /// relative paths given to it are names inside `sub`, a leading `-` and all).
+    pub fn ndup_in(&self, sub: &str) -> TestCommand {
+        let mut c = self.ndup();
+        c.cwd = self.path().join(sub);
+        c
+    }
+}
+
+/// What a command run by [`TestCommand::run_limited`] did, its output kept as bytes, since
+/// hostile input may make it anything.
+pub struct RawRun {
+    pub command: String,
+    pub status: process::ExitStatus,
+    /// Killed for running longer than its timeout.
+    pub timed_out: bool,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+impl RawRun {
+    /// Everything about the run, for failure messages (each output cut to its first `max`
+    /// bytes, shown lossily).
+    pub fn describe(&self, max: usize) -> String {
+        let cut = |b: &[u8]| {
+            let s = String::from_utf8_lossy(&b[..b.len().min(max)]).into_owned();
+            if b.len() > max {
+                format!("{s}\n... ({} bytes in all)", b.len())
+            } else {
+                s
+            }
+        };
+        let mut s = String::new();
+        writeln!(s, "command: {}", self.command).unwrap();
+        writeln!(s, "status: {}", self.status).unwrap();
+        if self.timed_out {
+            writeln!(s, "(killed: timed out)").unwrap();
+        }
+        writeln!(s, "----- stdout -----\n{}", cut(&self.stdout)).unwrap();
+        writeln!(s, "----- stderr -----\n{}", cut(&self.stderr)).unwrap();
+        s
+    }
+}
+
+impl TestCommand {
+    /// Runs the command, whatever its exit status, with its address space limited to `bytes`
+    /// (`RLIMIT_AS`), so memory that grows without bound ends in a failed allocation (an abort,
+    /// not an exit code) instead of taking the machine. The timeout (60 s unless set) always
+    /// applies; standard input is empty unless given, and closed either way.
+    pub fn run_limited(&mut self, bytes: u64) -> RawRun {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = self.command();
+        // SAFETY: the closure only makes one system call, which is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || limit_address_space(bytes));
+        }
+        let timeout = self.timeout.unwrap_or(Duration::from_secs(60));
+        let mut cmd = assert_cmd::Command::from_std(cmd);
+        cmd.write_stdin(self.stdin.clone().unwrap_or_default())
+            .timeout(timeout);
+        let start = std::time::Instant::now();
+        let out = cmd.output().expect("run ndup");
+        RawRun {
+            command: self.describe(),
+            timed_out: out.status.code().is_none() && start.elapsed() >= timeout,
+            status: out.status,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        }
+    }
+}
+
+/// Sets this process's `RLIMIT_AS` to `bytes` (soft and hard), without the `libc` crate: Linux's
+/// `struct rlimit` is two `unsigned long`s, and `RLIMIT_AS` is 9 on the architectures listed.
+/// Elsewhere it does nothing.
+fn limit_address_space(bytes: u64) -> std::io::Result<()> {
+    #[cfg(all(
+        target_os = "linux",
+        any(
+            target_arch = "x86_64",
+            target_arch = "x86",
+            target_arch = "aarch64",
+            target_arch = "arm",
+            target_arch = "riscv64"
+        )
+    ))]
+    {
+        use std::ffi::{c_int, c_ulong};
+        unsafe extern "C" {
+            fn setrlimit(resource: c_int, rlim: *const [c_ulong; 2]) -> c_int;
+        }
+        const RLIMIT_AS: c_int = 9;
+        let limit = c_ulong::try_from(bytes).unwrap_or(c_ulong::MAX);
+        // SAFETY: a valid pointer to a `struct rlimit` for the duration of the call.
+        if unsafe { setrlimit(RLIMIT_AS, &[limit, limit]) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    let _ = bytes;
+    Ok(())
+}

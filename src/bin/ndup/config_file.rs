@@ -221,6 +221,16 @@ fn flags(
     Ok(out)
 }
 
+/// True when a string in `v` holds a control character.
+fn has_control(v: &toml::Value) -> bool {
+    match v {
+        toml::Value::String(s) => s.chars().any(char::is_control),
+        toml::Value::Array(a) => a.iter().any(has_control),
+        toml::Value::Table(t) => t.values().any(has_control),
+        _ => false,
+    }
+}
+
 /// Refuses `long = value` in a configuration found in the tree at `root`, unless it only shapes
 /// the scan of that tree.
 fn trusted_in_tree(path: &Path, root: &Path, long: &str, value: &toml::Value) -> Result<()> {
@@ -231,6 +241,11 @@ fn trusted_in_tree(path: &Path, root: &Path, long: &str, value: &toml::Value) ->
             path.display()
         )
     };
+    // A value goes to the argument parser, whose own messages print it raw: a control character
+    // from the tree could drive the terminal.
+    if has_control(value) {
+        return Err(refuse("holds a control character"));
+    }
     if TREE_OPTIONS.contains(&long) {
         return Ok(());
     }
@@ -239,6 +254,10 @@ fn trusted_in_tree(path: &Path, root: &Path, long: &str, value: &toml::Value) ->
             return Ok(()); // the type error is reported with the value
         };
         return match Path::new(file).canonicalize() {
+            // A FIFO would block the scan forever: the tree's files are regular ones.
+            Ok(real) if real.starts_with(root) && !real.is_file() => Err(refuse(&format!(
+                "names {file}, which is not a regular file"
+            ))),
             Ok(real) if real.starts_with(root) => Ok(()),
             Ok(_) => Err(refuse(&format!(
                 "names {file}, which is not a file inside the scanned tree"
