@@ -541,12 +541,8 @@ pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
 /// Reads a file as a document, at most `limit` bytes of it (see [`read_document_into`]).
 pub fn read_document(path: &Path, limit: Option<u64>) -> std::io::Result<Read> {
     let mut buf = Vec::new();
-    read_bounded(path, &mut buf, limit)?;
-    if looks_binary(&buf) {
+    if !read_text_bytes(path, &mut buf, limit)? {
         return Ok(Read::Binary);
-    }
-    if let Some(max) = limit.filter(|&max| buf.len() as u64 > max) {
-        return Err(too_large_error(max));
     }
     Ok(Read::Text(match String::from_utf8(buf) {
         Ok(s) => s,
@@ -567,17 +563,25 @@ pub fn read_document_into<'a>(
     buf: &'a mut Vec<u8>,
     limit: Option<u64>,
 ) -> std::io::Result<Option<Cow<'a, str>>> {
-    read_bounded(path, buf, limit)?;
-    if looks_binary(buf) {
+    if !read_text_bytes(path, buf, limit)? {
         return Ok(None);
-    }
-    if let Some(max) = limit.filter(|&max| buf.len() as u64 > max) {
-        return Err(too_large_error(max));
     }
     Ok(Some(match std::str::from_utf8(buf) {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(buf),
     }))
+}
+
+/// Reads a document's bytes into `buf` (see [`read_document_into`]); false when it looks binary.
+fn read_text_bytes(path: &Path, buf: &mut Vec<u8>, limit: Option<u64>) -> std::io::Result<bool> {
+    read_bounded(path, buf, limit)?;
+    if looks_binary(buf) {
+        return Ok(false);
+    }
+    match limit.filter(|&max| buf.len() as u64 > max) {
+        Some(max) => Err(too_large_error(max)),
+        None => Ok(true),
+    }
 }
 
 /// Reads the first bytes of `path` into `buf`, then, unless they look binary, the rest up to one
