@@ -10,7 +10,9 @@ use ndup::sketch::minhash::SketchKind;
 use ndup::text::normalize::NormalizeOptions;
 use ndup::text::shingle::{ShingleKind, ShingleOptions};
 
-use super::util::{Dir, PLANTED_PAIRS, library_estimate, library_jaccard, owned, planted};
+use super::util::{
+    Dir, PLANTED_PAIRS, library_estimate, library_jaccard, long_options, owned, planted,
+};
 use crate::corpus::{Rng, edited, prose, text};
 
 /// Every long flag `ndup scan --help` lists, each covered by a test in this module (or, for
@@ -77,15 +79,7 @@ const TESTED_FLAGS: &[&str] = &[
 #[test]
 fn every_flag_in_help_is_in_the_tested_list() {
     let d = Dir::new();
-    let help = d.scan().arg("--help").ok().stdout;
-    let mut listed: Vec<String> = help
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-        .filter(|w| w.starts_with("--") && w.len() > 2 && !w.ends_with('-'))
-        .map(str::to_string)
-        .filter(|w| help.contains(&format!("  {w}")) || help.contains(&format!(", {w}")))
-        .collect();
-    listed.sort();
-    listed.dedup();
+    let listed = long_options(&d.scan().arg("--help").ok().stdout);
     eqnice!(
         TESTED_FLAGS
             .iter()

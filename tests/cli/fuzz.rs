@@ -34,7 +34,9 @@ use proptest::sample::{Index, select};
 use proptest::test_runner::{Config, RngSeed};
 use serde_json::Value;
 
-use super::util::{Dir, RawRun, TestCommand, gzip, planted_jsonl, planted_pages, zstd};
+use super::util::{
+    Dir, RawRun, TestCommand, gzip, long_options, planted_jsonl, planted_pages, zstd,
+};
 use crate::corpus::{edited, text};
 
 /// The address space each run of `ndup` may use.
@@ -598,59 +600,24 @@ fn jsonl_case(
 // ---------------------------------------------------------------------------------------------
 // Configuration files
 
-/// The long options of `ndup scan` and `ndup dedup` (`ndup scan --help`), and a few of other
-/// commands.
-const OPTIONS: &[&str] = &[
-    "threshold",
-    "containment",
-    "config",
-    "shingle",
-    "k",
-    "w",
-    "stopwords",
-    "no-nfkc",
-    "no-lowercase",
-    "no-collapse-whitespace",
-    "no-trim",
-    "sketch",
-    "modulo",
-    "supershingle-size",
-    "num-perm",
-    "seed",
-    "bands",
-    "rows",
-    "fp-weight",
-    "fn-weight",
-    "max-bucket",
-    "verify",
-    "exact",
-    "max-memory",
-    "format",
-    "output",
-    "clusters",
-    "fail-on-duplicates",
-    "quiet",
-    "max-pairs",
-    "baseline",
-    "write-baseline",
-    "follow",
-    "hidden",
-    "no-ignore",
-    "glob",
-    "exclude",
-    "max-filesize",
-    "files-from",
-    "null",
-    "index",
-    "jsonl",
-    "id-field",
-    "text-field",
-    "threads",
-    "keep",
-    "help",
-    "version",
-    "top",
-];
+/// The long options of `ndup scan`, `ndup dedup` and `ndup query`, read from their `--help` (so
+/// that a new flag is fuzzed as soon as it exists), without their dashes.
+fn options() -> Vec<String> {
+    static OPTIONS: OnceLock<Vec<String>> = OnceLock::new();
+    OPTIONS
+        .get_or_init(|| {
+            let d = Dir::new();
+            let mut all: Vec<String> = ["scan", "dedup", "query"]
+                .iter()
+                .flat_map(|cmd| long_options(&d.ndup().args([cmd, "--help"]).ok().stdout))
+                .map(|o| o.trim_start_matches('-').to_string())
+                .collect();
+            all.sort();
+            all.dedup();
+            all
+        })
+        .clone()
+}
 
 /// String values: the words of `--shingle`, `--sketch`, `--verify`, `--format`, `--keep`.
 const TOML_WORDS: &[&str] = &[
@@ -788,10 +755,10 @@ fn toml_scalar() -> impl Strategy<Value = String> {
 
 fn toml_key() -> impl Strategy<Value = String> {
     prop_oneof![
-        8 => select(OPTIONS).prop_map(String::from),
-        2 => select(OPTIONS).prop_map(|k| k.replace('-', "_")),
-        1 => select(OPTIONS).prop_map(quoted),
-        2 => (select(vec!["scan", "dedup", "index"]), select(OPTIONS))
+        8 => select(options()).prop_map(String::from),
+        2 => select(options()).prop_map(|k| k.replace('-', "_")),
+        1 => select(options()).prop_map(|k| quoted(&k)),
+        2 => (select(vec!["scan", "dedup", "index"]), select(options()))
             .prop_map(|(t, k)| format!("{t}.{k}")),
         1 => select(vec![
             "colour",

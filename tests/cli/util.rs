@@ -612,3 +612,16 @@ fn limit_address_space(bytes: u64) -> std::io::Result<()> {
     let _ = bytes;
     Ok(())
 }
+
+/// The long options (`--threshold`, ...) that a `--help` text lists, sorted and distinct.
+pub fn long_options(help: &str) -> Vec<String> {
+    let mut listed: Vec<String> = help
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| w.starts_with("--") && w.len() > 2 && !w.ends_with('-'))
+        .map(str::to_string)
+        .filter(|w| help.contains(&format!("  {w}")) || help.contains(&format!(", {w}")))
+        .collect();
+    listed.sort();
+    listed.dedup();
+    listed
+}
