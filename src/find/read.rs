@@ -524,11 +524,7 @@ fn merge_batch<S>(
             corpus.skipped.push(skip);
             continue;
         }
-        let doc = corpus.documents.len() as u32;
-        let docs = &corpus.documents;
-        let id = match ids.assign(&batch.source, line.number, id, doc, |d| {
-            docs[d as usize].id.as_str()
-        }) {
+        let id = match ids.assign(&batch.source, line.number, id, &mut corpus.documents) {
             Ok(id) => id,
             Err(skip) => {
                 corpus.skipped.push(skip);

@@ -22,7 +22,7 @@
 //! reading may be needed it is copied, decompressed, to an anonymous temporary file (the *spool*)
 //! while it is read; the spool is deleted when the last document that refers to it is dropped.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -36,6 +36,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{Error, Result};
 use crate::model::{Skip, SkipKind, io_reason};
+use crate::source::{Document, Origin};
 
 /// The path that means standard input.
 pub(crate) const STDIN: &str = "-";
@@ -705,11 +706,13 @@ fn read_line_capped(
 pub struct Ids {
     prefixed: bool,
     unique: bool,
-    // Hash of each id -> its first document. Only hashes are kept, so the ids are not stored twice;
-    // a hash shared by two different ids (about one chance in 10^7 for ten million ids) falls back
+    // Hash of each id -> its document. Only hashes are kept, so the ids are not stored twice; a
+    // hash shared by two different ids (about one chance in 10^7 for ten million ids) falls back
     // to `collided`.
     first: HashMap<u64, u32>,
-    collided: HashSet<String>,
+    collided: HashMap<String, u32>,
+    // Bit per document: its id was made up from its line, so it gives way to a real id.
+    made_up: Vec<u64>,
 }
 
 impl Ids {
@@ -722,40 +725,111 @@ impl Ids {
         }
     }
 
-    /// The id of the record on `line` of `source`, to be document `doc`. `id_of` gives the ids of
-    /// earlier documents. A refused duplicate is returned as a malformed-record [`Skip`].
-    pub(crate) fn assign<'a>(
+    /// The id of the record on `line` of `source`, to be the next of `docs`. A refused duplicate
+    /// is returned as a malformed-record [`Skip`].
+    ///
+    /// A record without an id is named by its line number (`source:line` with several inputs).
+    /// With unique ids, a real id always wins over a made-up one: a made-up name already taken
+    /// becomes `source:line` (then `source:line#2`, ...), and an earlier record whose made-up name
+    /// a later real id claims is renamed the same way, so no record is lost to a line number.
+    pub(crate) fn assign(
         &mut self,
         source: &RecordSource,
         line: u64,
         id: Option<String>,
-        doc: u32,
-        id_of: impl Fn(u32) -> &'a str,
+        docs: &mut [Document],
     ) -> std::result::Result<String, Skip> {
-        let id = match id {
-            Some(id) => id,
-            None if self.prefixed => format!("{}:{line}", source.name()),
-            None => line.to_string(),
+        let doc = docs.len() as u32;
+        let (id, made_up) = match id {
+            Some(id) => (id, false),
+            None if self.prefixed => (format!("{}:{line}", source.name()), true),
+            None => (line.to_string(), true),
         };
-        if self.unique {
-            let h = xxh3_64(id.as_bytes());
-            let fresh = match self.first.get(&h) {
-                None => {
-                    self.first.insert(h, doc);
-                    true
-                }
-                Some(&prev) if id_of(prev) == id => false,
-                Some(_) => self.collided.insert(id.clone()),
-            };
-            if !fresh {
+        if !self.unique {
+            return Ok(id);
+        }
+        let id = match self.holder(&id, docs) {
+            None => id,
+            Some(_) if made_up => self.free_name(source, line, docs),
+            Some(prev) if self.is_made_up(prev) => {
+                // The earlier record gives its made-up name to this real id.
+                let (prev_source, prev_line) = match &docs[prev as usize].origin {
+                    Origin::Record { source, line, .. } => (Arc::clone(source), *line),
+                    Origin::File(_) => unreachable!("only records get made-up ids"),
+                };
+                let renamed = self.free_name(&prev_source, prev_line, docs);
+                self.insert(xxh3_64(renamed.as_bytes()), &renamed, prev, docs);
+                docs[prev as usize].id = renamed;
+                self.repoint(&id, doc);
+                return Ok(id);
+            }
+            Some(_) => {
                 return Err(Skip {
                     id: format!("{}:{line}", source.name()),
                     kind: SkipKind::Malformed,
                     reason: format!("duplicate id `{id}` (an earlier record has it)"),
                 });
             }
+        };
+        self.insert(xxh3_64(id.as_bytes()), &id, doc, docs);
+        if made_up {
+            self.mark_made_up(doc);
         }
         Ok(id)
+    }
+
+    /// The document that has `id`, if any.
+    fn holder(&self, id: &str, docs: &[Document]) -> Option<u32> {
+        match self.first.get(&xxh3_64(id.as_bytes())) {
+            None => None,
+            Some(&d) if docs.get(d as usize).is_some_and(|x| x.id == id) => Some(d),
+            Some(_) => self.collided.get(id).copied(),
+        }
+    }
+
+    fn insert(&mut self, h: u64, id: &str, doc: u32, docs: &[Document]) {
+        match self.first.get(&h) {
+            Some(&d) if docs.get(d as usize).is_some_and(|x| x.id != id) => {
+                self.collided.insert(id.to_owned(), doc);
+            }
+            _ => {
+                self.first.insert(h, doc);
+            }
+        }
+    }
+
+    /// Hands `id` to `doc` (not yet in the documents), whose entry is where the old holder's was.
+    fn repoint(&mut self, id: &str, doc: u32) {
+        if let Some(d) = self.collided.get_mut(id) {
+            *d = doc;
+        } else {
+            self.first.insert(xxh3_64(id.as_bytes()), doc);
+        }
+    }
+
+    /// The first of `source:line`, `source:line#2`, ... that no document has.
+    fn free_name(&self, source: &RecordSource, line: u64, docs: &[Document]) -> String {
+        let base = format!("{}:{line}", source.name());
+        let mut name = base.clone();
+        let mut n = 1;
+        while self.holder(&name, docs).is_some() {
+            n += 1;
+            name = format!("{base}#{n}");
+        }
+        name
+    }
+
+    fn is_made_up(&self, doc: u32) -> bool {
+        let (word, bit) = (doc as usize / 64, doc % 64);
+        self.made_up.get(word).is_some_and(|w| w >> bit & 1 == 1)
+    }
+
+    fn mark_made_up(&mut self, doc: u32) {
+        let (word, bit) = (doc as usize / 64, doc % 64);
+        if self.made_up.len() <= word {
+            self.made_up.resize(word + 1, 0);
+        }
+        self.made_up[word] |= 1 << bit;
     }
 }
 
@@ -1142,34 +1216,97 @@ mod tests {
         assert_eq!((count.0.load(Relaxed), count.1.load(Relaxed)), (2, 2));
     }
 
-    #[test]
-    fn ids_fall_back_to_line_numbers_and_duplicates_are_refused() {
-        let source = RecordSource {
-            name: "a.jsonl".into(),
-            path: Some("a.jsonl".into()),
+    fn record_source(name: &str) -> Arc<RecordSource> {
+        Arc::new(RecordSource {
+            name: name.into(),
+            path: Some(name.into()),
             compression: Compression::None,
             spool: None,
             reopened: AtomicUsize::new(0),
-        };
-        let mut given: Vec<String> = Vec::new();
-        let mut ids = Ids::new(1, true);
-        for (line, id) in [(1, Some("x")), (2, None), (3, Some("x")), (4, Some("2"))] {
-            let doc = given.len() as u32;
-            match ids.assign(&source, line, id.map(String::from), doc, |d| {
-                given[d as usize].as_str()
-            }) {
-                Ok(id) => given.push(id),
+        })
+    }
+
+    /// Gives ids to `(line, id field)` records of one source; a refused record shows as
+    /// `refused NAME`.
+    fn assign_all(
+        ids: &mut Ids,
+        source: &Arc<RecordSource>,
+        records: &[(u64, Option<&str>)],
+    ) -> Vec<String> {
+        let mut docs: Vec<Document> = Vec::new();
+        let mut refused = Vec::new();
+        for &(line, id) in records {
+            match ids.assign(source, line, id.map(String::from), &mut docs) {
+                Ok(id) => docs.push(Document {
+                    id,
+                    origin: Origin::Record {
+                        source: Arc::clone(source),
+                        line,
+                        offset: 0,
+                    },
+                    empty: false,
+                }),
                 Err(skip) => {
                     assert_eq!(skip.kind, SkipKind::Malformed);
-                    given.push(format!("refused {}", skip.id));
+                    refused.push(format!("refused {}", skip.id));
                 }
             }
         }
-        assert_eq!(given, ["x", "2", "refused a.jsonl:3", "refused a.jsonl:4"]);
-        let mut ids = Ids::new(2, false);
-        assert_eq!(
-            ids.assign(&source, 9, None, 0, |_| "").unwrap(),
-            "a.jsonl:9"
+        docs.into_iter().map(|d| d.id).chain(refused).collect()
+    }
+
+    #[test]
+    fn ids_fall_back_to_line_numbers_and_duplicates_are_refused() {
+        let source = record_source("a.jsonl");
+        let given = assign_all(
+            &mut Ids::new(1, true),
+            &source,
+            &[(1, Some("x")), (2, None), (3, Some("x"))],
         );
+        assert_eq!(given, ["x", "2", "refused a.jsonl:3"]);
+        let mut ids = Ids::new(2, false);
+        assert_eq!(ids.assign(&source, 9, None, &mut []).unwrap(), "a.jsonl:9");
+    }
+
+    #[test]
+    fn a_real_id_wins_over_a_line_number_whichever_comes_first() {
+        let source = record_source("a.jsonl");
+        // Line 2 has no id and a later record claims "2": line 2 becomes `a.jsonl:2`, and
+        // again `a.jsonl:2#2` when line 7 claims that. Line 6 has no id, and both "6" and
+        // `a.jsonl:6` are taken. Line 5's "5" is claimed later by line 8. Nothing is lost.
+        let given = assign_all(
+            &mut Ids::new(1, true),
+            &source,
+            &[
+                (1, Some("a.jsonl:6")),
+                (2, None),
+                (3, Some("2")),
+                (4, Some("6")),
+                (5, None),
+                (6, None),
+                (7, Some("a.jsonl:2")),
+                (8, Some("5")),
+            ],
+        );
+        assert_eq!(
+            given,
+            [
+                "a.jsonl:6",
+                "a.jsonl:2#2",
+                "2",
+                "6",
+                "a.jsonl:5",
+                "a.jsonl:6#2",
+                "a.jsonl:2",
+                "5"
+            ]
+        );
+        // Without uniqueness (dedup keeps every record) nothing is renamed.
+        let given = assign_all(
+            &mut Ids::new(1, false),
+            &source,
+            &[(1, Some("2")), (2, None)],
+        );
+        assert_eq!(given, ["2", "2"]);
     }
 }

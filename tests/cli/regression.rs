@@ -506,3 +506,37 @@ fn hostile_side_files_are_refused_not_obeyed() {
     );
     assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
 }
+
+/// A record without an id is named by its line number; a record whose real id was that number
+/// was then skipped as a "duplicate id", and the corpus lost a document. The record without an
+/// id now gives way, whichever of the two comes first.
+#[test]
+fn a_real_id_equal_to_a_line_number_loses_no_record() {
+    let d = Dir::new();
+    let (a, b, c) = (text(60, 120), text(61, 120), text(62, 120));
+    let rec = |id: Option<&str>, t: &str| match id {
+        Some(id) => serde_json::json!({"id": id, "text": t}).to_string(),
+        None => serde_json::json!({"text": t}).to_string(),
+    };
+    // Line 1 has no id and a later line claims "1"; line 4 has no id and an earlier line has
+    // "4". Line 5's "5" is free.
+    let lines = [
+        rec(None, &a),
+        rec(Some("4"), &b),
+        rec(Some("1"), &a),
+        rec(None, &b),
+        rec(None, &c),
+    ];
+    d.create("c.jsonl", lines.join("\n") + "\n");
+    let run = d.scan().args(["c.jsonl", "--format", "jsonl"]).ok();
+    assert_eq!(run.count("documents"), 5, "{}", run.describe());
+    assert!(run.skips().is_empty(), "{}", run.describe());
+    let mut pairs = run.pair_ids();
+    pairs.sort();
+    assert_eq!(
+        pairs,
+        super::util::owned(&[("1", "c.jsonl:1"), ("4", "c.jsonl:4")]),
+        "{}",
+        run.describe()
+    );
+}
