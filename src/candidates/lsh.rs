@@ -130,6 +130,20 @@ impl LshIndex {
         T: Send,
         F: Fn(u32, u32) -> Option<T> + Sync,
     {
+        self.candidates_observed(max_bucket, verify, || {})
+    }
+
+    /// [`candidates`](Self::candidates), calling `band_done` after each band (to show progress).
+    pub fn candidates_observed<T, F>(
+        &self,
+        max_bucket: usize,
+        verify: F,
+        band_done: impl Fn(),
+    ) -> (Vec<T>, CandidateStats)
+    where
+        T: Send,
+        F: Fn(u32, u32) -> Option<T> + Sync,
+    {
         let bands = self.params.bands;
         let max_bucket = max_bucket.max(2);
         // Per band, the centers of the buckets linked as stars, by band hash.
@@ -214,6 +228,7 @@ impl LshIndex {
                 stats.oversized_buckets += oversized as u64;
                 out.extend(kept);
             }
+            band_done();
         }
         (out, stats)
     }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::find::config::{ScanConfig, StrategyConfig};
 use crate::find::read::{Corpus, Outcome, Raw, Sketcher, Strategy};
-use crate::find::{Pipeline, ScanReport, Scratch};
+use crate::find::{Phase, Pipeline, ScanReport, Scratch};
 use crate::join::{
     DEDUP_SORTS_FROM, JoinOptions, Threshold, dedup_hashes, heap_bytes, join_beside, set_bytes,
 };
@@ -149,6 +149,7 @@ impl Strategy for Sets<'_> {
             stats: corpus.stats,
             peak_bytes: self.peak.load(Relaxed),
         };
+        self.p.progress_phase(Phase::Candidates, None);
         finish(&self.p.config, corpus, start)
     }
 }

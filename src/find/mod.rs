@@ -257,13 +257,44 @@ pub struct Pipeline {
     progress: Option<Arc<dyn Progress>>,
 }
 
-/// Told how far phase one (reading and signing) has got: the binary draws a progress bar with
-/// it. Called from worker threads, so it must be cheap.
+/// A stage of the work that a [`Progress`] observer is told about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Phase {
+    /// Reading and signing documents (counted in documents). Every run starts here.
+    Reading,
+    /// Pairing candidates by LSH (counted in bands).
+    Candidates,
+    /// Exact verification of the uncertain pairs (counted in pairs).
+    Verifying,
+    /// Reading, signing and writing documents into an index (counted in documents).
+    Indexing,
+}
+
+impl Phase {
+    /// What the phase does and what it counts, for a progress line.
+    pub fn describe(self) -> (&'static str, &'static str) {
+        match self {
+            Phase::Reading => ("reading", "documents"),
+            Phase::Candidates => ("pairing candidates", "bands"),
+            Phase::Verifying => ("verifying", "pairs"),
+            Phase::Indexing => ("indexing", "documents"),
+        }
+    }
+}
+
+/// Told how far the work has got: the binary draws a progress bar with it. Called from worker
+/// threads, so it must be cheap.
 pub trait Progress: Send + Sync {
-    /// The number of documents to read, when known in advance (files, not records).
-    fn total(&self, _documents: u64) {}
-    /// `documents` more were read and signed (or skipped).
-    fn advance(&self, documents: u64);
+    /// A new phase begins (the first is always [`Phase::Reading`]), with `total` units of work
+    /// when known in advance.
+    fn phase(&self, _phase: Phase, _total: Option<u64>) {}
+    /// The number of units of the current phase, once known (the documents of a file tree are
+    /// known only after the walk).
+    fn total(&self, _units: u64) {}
+    /// `units` more of the current phase are done (documents read and signed or skipped, bands
+    /// paired, pairs verified).
+    fn advance(&self, units: u64);
 }
 
 impl Pipeline {
@@ -283,7 +314,7 @@ impl Pipeline {
         })
     }
 
-    /// Reports the progress of phase one to `progress`.
+    /// Reports the progress of every phase to `progress`.
     pub fn with_progress(mut self, progress: Arc<dyn Progress>) -> Self {
         self.progress = Some(progress);
         self
@@ -300,6 +331,13 @@ impl Pipeline {
     pub(crate) fn progress_total(&self, n: u64) {
         if let Some(p) = &self.progress {
             p.total(n);
+        }
+    }
+
+    /// Tells the progress observer, if any, that `phase` begins.
+    pub(crate) fn progress_phase(&self, phase: Phase, total: Option<u64>) {
+        if let Some(p) = &self.progress {
+            p.phase(phase, total);
         }
     }
 
@@ -436,15 +474,21 @@ impl Pipeline {
         }
 
         // Candidates, verified by signature as they are found.
-        let index = LshIndex::build(&sigs, k, self.config.signature_or_default().lsh)?;
+        let lsh = self.config.signature_or_default().lsh;
+        let index = LshIndex::build(&sigs, k, lsh)?;
         let sig_of = |i: u32| &sigs[i as usize * k..(i as usize + 1) * k];
-        let (found, cstats) = index.candidates(self.config.max_bucket, |a, b| {
-            let m = agreement(sig_of(a), sig_of(b));
-            match self.verifier.decide(m) {
-                Decision::Reject => None,
-                d => Some((a, b, m, d == Decision::Exact)),
-            }
-        });
+        self.progress_phase(Phase::Candidates, Some(lsh.bands as u64));
+        let (found, cstats) = index.candidates_observed(
+            self.config.max_bucket,
+            |a, b| {
+                let m = agreement(sig_of(a), sig_of(b));
+                match self.verifier.decide(m) {
+                    Decision::Reject => None,
+                    d => Some((a, b, m, d == Decision::Exact)),
+                }
+            },
+            || self.advance(1),
+        );
         stats.candidates = cstats.candidates;
         stats.oversized_buckets = cstats.oversized_buckets;
         // Equal texts have equal shingle sets: the exact measures are 1 without a re-read (only
@@ -505,6 +549,9 @@ impl Pipeline {
             }
         }
         stats.exact_checked += uncertain.len() as u64;
+        if !uncertain.is_empty() {
+            self.progress_phase(Phase::Verifying, Some(uncertain.len() as u64));
+        }
         let (kept, reload_skips) = self.verify_exact(&documents, uncertain, prints);
         pairs.extend(kept);
         skipped.extend(reload_skips);
@@ -528,6 +575,7 @@ impl Pipeline {
             .par_iter()
             .map(|c| scratches.with(|s| self.count_small(docs, c, prints, s)))
             .collect();
+        self.advance(small.iter().map(|c| c.pairs.len() as u64).sum());
         for (c, (overlaps, errors)) in small.iter().zip(counted) {
             // A small component's documents are in no other pair, so their skips are new.
             skips.extend(errors);
@@ -688,6 +736,7 @@ impl Pipeline {
             }
             drop(sets);
             arena = stored.recycle();
+            self.advance(batch.len() as u64);
         }
         (kept, skips)
     }

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::candidates::inverted::InvertedIndex;
 use crate::error::{Error, Result};
 use crate::find::read::{Corpus, Raw, Sketcher, Strategy};
-use crate::find::{Pipeline, ScanReport, Scratch, TextPrints};
+use crate::find::{Phase, Pipeline, ScanReport, Scratch, TextPrints};
 use crate::model::{Pair, Skip, Stats};
 use crate::sim::Measure;
 use crate::sketch::sample::{
@@ -73,6 +73,7 @@ impl Strategy for Samples<'_> {
             c.samples.push(sample);
             c.supershingles.push(supers);
         }
+        self.p.progress_phase(Phase::Candidates, None);
         find_pairs(self.p, self.params, c, start)
     }
 }

@@ -13,7 +13,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::*;
 use crate::find::read::{Outcome, Raw, Sketcher};
-use crate::find::{Pipeline, Scratch, SignedCorpus};
+use crate::find::{Phase, Pipeline, Scratch, SignedCorpus};
 use crate::model::SkipKind;
 use crate::source::files as input;
 use crate::source::files::Entry;
@@ -448,7 +448,7 @@ impl Index {
         }
         // Signing (in parallel, a chunk at a time) overlaps with writing the previous chunk,
         // which SQLite does on this thread.
-        pipeline.progress_total(work.len() as u64);
+        pipeline.progress_phase(Phase::Indexing, Some(work.len() as u64));
         std::thread::scope(|scope| -> Result<()> {
             let (send, receive) = std::sync::mpsc::sync_channel::<Vec<Outcome<Fresh>>>(1);
             let (work, entries) = (&work, &entries);

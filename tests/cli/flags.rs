@@ -23,11 +23,12 @@ use crate::corpus::{Rng, edited, prose, text};
 // --files-from, --null (-0), --glob, --exclude, --hidden, --no-ignore, --max-filesize; in
 // `formats`, --output; in `gates`, --max-pairs, --baseline, --write-baseline; in `config`,
 // --config; in `index`, --index; in `exact`, --exact, --max-memory; in `bounds`,
-// --max-line-length, --partial-input.
+// --max-line-length, --partial-input; in `shell`, --color.
 const TESTED_FLAGS: &[&str] = &[
     "--bands",
     "--baseline",
     "--clusters",
+    "--color",
     "--config",
     "--containment",
     "--exact",

@@ -24,6 +24,7 @@ mod sarif;
 mod scale;
 mod schema;
 mod security;
+mod shell;
 mod sketch;
 mod tree;
 mod tune;

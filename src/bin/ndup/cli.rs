@@ -30,8 +30,56 @@ pub struct Cli {
     #[arg(long, short = 'j', global = true, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
 
+    /// When to colour the output and the help: auto (on a terminal, unless NO_COLOR is set),
+    /// always or never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorWhen,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The values of `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// Colour on a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Colour even into a pipe or a file, and despite NO_COLOR.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+impl ColorWhen {
+    /// The last `--color WHEN` (or `--color=WHEN`) of `argv`, read before clap parses it, so
+    /// that clap's own help and errors follow it too; `auto` when absent or not a value.
+    pub fn from_argv(argv: &[std::ffi::OsString]) -> ColorWhen {
+        let mut when = ColorWhen::Auto;
+        let mut args = argv.iter().skip(1).map(|a| a.to_string_lossy());
+        while let Some(a) = args.next() {
+            if a == "--" {
+                break;
+            }
+            let value = match a.strip_prefix("--color") {
+                Some("") => args.next().map(|v| v.into_owned()),
+                Some(rest) => rest.strip_prefix('=').map(str::to_owned),
+                None => None,
+            };
+            if let Some(w) = value.and_then(|v| ColorWhen::from_str(&v, false).ok()) {
+                when = w;
+            }
+        }
+        when
+    }
+
+    /// The same choice for clap.
+    pub fn for_clap(self) -> clap::ColorChoice {
+        match self {
+            ColorWhen::Auto => clap::ColorChoice::Auto,
+            ColorWhen::Always => clap::ColorChoice::Always,
+            ColorWhen::Never => clap::ColorChoice::Never,
+        }
+    }
 }
 
 /// The commands.
@@ -51,6 +99,31 @@ pub enum Command {
     Index(IndexCommand),
     /// Print the indexed documents similar to each query document.
     Query(Box<QueryArgs>),
+    /// Print a shell completion script: `source <(ndup completions bash)`.
+    Completions(CompletionsArgs),
+    /// Print a manual page (roff), `ndup man scan | man -l -` for one command, or write them all
+    /// with --dir.
+    Man(ManArgs),
+}
+
+/// Arguments of `ndup completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `ndup man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (`scan`, `index build`...); none for ndup(1).
+    #[arg(value_name = "COMMAND", conflicts_with = "dir")]
+    pub command: Vec<String>,
+
+    /// Write every page (ndup.1, ndup-scan.1, ndup-index-build.1...) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// The `ndup index` commands.

@@ -95,6 +95,7 @@ const UNTRUSTED: &[(&str, &str)] = &[
     ("threads", "sets the machine's resources"),
     ("max-memory", "sets the machine's resources"),
     ("partial-input", "accepts a corpus that lacks records"),
+    ("color", "is the user's choice for the terminal"),
 ];
 
 /// The configuration file in use.
@@ -168,7 +169,7 @@ fn command_position(argv: &[OsString], name: &str) -> usize {
     let mut i = 1;
     while i < argv.len() {
         let a = argv[i].to_string_lossy();
-        if a == "-j" || a == "--threads" {
+        if a == "-j" || a == "--threads" || a == "--color" {
             i += 2;
         } else if a == name {
             return i;

@@ -14,6 +14,7 @@ use ndup::report::Format;
 
 use crate::cli::{IndexCommand, IndexSyncArgs, QueryArgs, index_config};
 use crate::exit::Exit;
+use crate::progress;
 
 /// Runs one of the `ndup index` commands.
 pub fn run_index(cmd: IndexCommand) -> Result<Exit> {
@@ -65,7 +66,10 @@ fn open_for_sync(args: &IndexSyncArgs) -> Result<(Pipeline, Index)> {
             p.display()
         );
     }
-    let pipeline = Pipeline::new(config)?;
+    let mut pipeline = Pipeline::new(config)?;
+    if let Some(bar) = progress::Bar::for_stderr(args.quiet) {
+        pipeline = pipeline.with_progress(bar);
+    }
     let index = Index::open_or_create(&args.index, &IndexParams::from_config(pipeline.config()))?;
     Ok((pipeline, index))
 }

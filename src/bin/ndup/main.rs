@@ -9,12 +9,13 @@ mod index_cmd;
 mod messages;
 mod progress;
 mod scan_cmd;
+mod shell_cmd;
 mod sink;
 mod tune_cmd;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, ColorWhen, Command};
 use crate::exit::Exit;
 
 fn main() {
@@ -25,7 +26,13 @@ fn main() {
             std::process::exit(Exit::Error as i32);
         }
     };
-    let cli = match Cli::try_parse_from(argv) {
+    // Clap's help and errors follow `--color` too, so it is read before clap parses.
+    let color = ColorWhen::from_argv(&argv);
+    let parsed = Cli::command()
+        .color(color.for_clap())
+        .try_get_matches_from(argv)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(err) => {
             if let Some(found) = config.filter(|_| err.use_stderr()) {
@@ -48,6 +55,7 @@ fn main() {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Exit> {
+    sink::set_color(cli.color);
     if let Some(n) = cli.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
@@ -61,5 +69,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Dedup(args) => dedup_cmd::run(*args),
         Command::Index(cmd) => index_cmd::run_index(cmd),
         Command::Query(args) => index_cmd::run_query(*args),
+        Command::Completions(args) => shell_cmd::run_completions(args),
+        Command::Man(args) => shell_cmd::run_man(args),
     }
 }

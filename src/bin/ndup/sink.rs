@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use crate::cli::ColorWhen;
+
 /// How many links are followed before the path is called a loop (as the kernel's `ELOOP`).
 const MAX_LINKS: usize = 40;
 
@@ -246,12 +248,27 @@ fn same_inode(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Colour only on a terminal, and never when `NO_COLOR` is set to anything but the empty string
-/// (<https://no-color.org>).
+/// The `--color` of this run, set once by `main`.
+static COLOR: std::sync::OnceLock<ColorWhen> = std::sync::OnceLock::new();
+
+/// Records `--color` for [`color_stdout`].
+pub fn set_color(when: ColorWhen) {
+    let _ = COLOR.set(when);
+}
+
+/// Whether a report written to stdout (`to_stdout`) or a file is coloured: as `--color` says;
+/// with `auto`, only on a terminal and never when `NO_COLOR` is set to anything but the empty
+/// string (<https://no-color.org>). `always` colours a file too, as `grep --color=always` does.
 pub fn color_stdout(to_stdout: bool) -> bool {
-    to_stdout
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::io::stdout().is_terminal()
+    match COLOR.get().copied().unwrap_or(ColorWhen::Auto) {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => {
+            to_stdout
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    }
 }
 
 #[cfg(test)]
