@@ -37,6 +37,7 @@ use crate::find::read::{Corpus, Raw, Sketcher};
 use crate::find::{Pipeline, ScanReport, Scratch, SignedCorpus};
 use crate::model::cluster::UnionFind;
 use crate::source::records::RecordSource;
+use crate::source::texts::SharedTexts;
 use crate::source::{Origin, Source};
 
 /// Which document of a cluster is kept.
@@ -191,6 +192,12 @@ pub fn dedup_files(pipeline: &Pipeline, paths: &[PathBuf], keep: Keep) -> Result
 /// that the kept records can be written out).
 pub fn dedup_records(pipeline: &Pipeline, inputs: &[PathBuf], keep: Keep) -> Result<DedupReport> {
     dedup(pipeline, &Source::Records(inputs.to_vec()), keep)
+}
+
+/// Deduplicates texts already in memory (see [`crate::source::texts`]): the same decisions as
+/// [`dedup_records`] on records with the same ids and texts, in the same order.
+pub fn dedup_texts(pipeline: &Pipeline, texts: SharedTexts, keep: Keep) -> Result<DedupReport> {
+    dedup(pipeline, &Source::Texts(texts), keep)
 }
 
 fn dedup(pipeline: &Pipeline, source: &Source, keep: Keep) -> Result<DedupReport> {
@@ -376,6 +383,41 @@ mod tests {
                 [Fate::Kept, Fate::Near { kept: 0 }],
                 "{keep:?}"
             );
+        }
+    }
+
+    #[test]
+    fn texts_in_memory_get_the_fates_of_the_same_records() {
+        let near = format!("{LONG} and more");
+        let shorter = LONG.replace("river bank", "bank");
+        let texts = [
+            LONG,
+            "unrelated words here",
+            &near,
+            LONG,
+            "",
+            &shorter,
+            "  ",
+        ];
+        let pairs: Vec<(String, String)> = texts
+            .iter()
+            .enumerate()
+            // Ids that sort otherwise than positions, and one repeated: ties are broken by id.
+            .map(|(i, t)| (format!("d{}", (7 - i) % 4), t.to_string()))
+            .collect();
+        let p = Pipeline::new(ScanConfig::default()).unwrap();
+        for keep in [Keep::First, Keep::Longest, Keep::Shortest] {
+            let dir = tempfile::tempdir().unwrap();
+            let lines: String = pairs
+                .iter()
+                .map(|(id, t)| format!("{}\n", serde_json::json!({"id": id, "text": t})))
+                .collect();
+            let path = dir.path().join("c.jsonl");
+            std::fs::write(&path, lines).unwrap();
+            let records = dedup_records(&p, &[path], keep).unwrap();
+            let texts = dedup_texts(&p, SharedTexts::new(pairs.clone()), keep).unwrap();
+            assert_eq!(texts.fates, records.fates, "{keep:?}");
+            assert_eq!(texts.kept(), 3, "{keep:?}");
         }
     }
 

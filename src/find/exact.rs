@@ -163,7 +163,7 @@ fn beside_the_sets(documents: &[Document], set_doc: &[u32], skipped: &[Skip]) ->
         .map(|d| {
             let origin = match &d.origin {
                 Origin::File(path) => heap_bytes(path.as_os_str().len() as u64),
-                Origin::Record { .. } => 0,
+                Origin::Record { .. } | Origin::Text { .. } => 0,
             };
             size_of::<Document>() as u64 + strings(&[&d.id]) + origin
         })

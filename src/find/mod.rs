@@ -591,7 +591,7 @@ impl Pipeline {
         // from it, so it gets the fewest batches memory allows.
         let compressed = |d: u32| match &docs[d as usize].origin {
             Origin::Record { source, .. } => !source.seekable(),
-            Origin::File(_) => false,
+            Origin::File(_) | Origin::Text { .. } => false,
         };
         let max_docs = if pairs.iter().any(|p| compressed(p.a) || compressed(p.b)) {
             usize::MAX
@@ -845,7 +845,7 @@ impl Pipeline {
     /// reading one again decompresses the stream from its start, which the batch does once.
     fn batch_core(&self, docs: &[Document], needed: &[u32], scratches: &Scratches) -> Core {
         let cheap = |&d: &u32| match &docs[d as usize].origin {
-            Origin::File(_) => true,
+            Origin::File(_) | Origin::Text { .. } => true,
             Origin::Record { source, .. } => source.seekable(),
         };
         let needed: Vec<u32> = needed.iter().copied().filter(cheap).collect();
@@ -901,15 +901,25 @@ impl Pipeline {
         Some((read, skips))
     }
 
-    /// Reads a file document again and leaves its normalized text in `text`.
+    /// Reads a file or a text in memory again and leaves its normalized text in `text`.
     fn reload_text(
         &self,
         doc: &Document,
         file: &mut Vec<u8>,
         text: &mut String,
     ) -> std::result::Result<(), Skip> {
-        let Origin::File(path) = &doc.origin else {
-            unreachable!("only files are read again one by one")
+        let path = match &doc.origin {
+            Origin::File(path) => path,
+            Origin::Text { texts, index } => {
+                return match texts.text(*index) {
+                    Some(t) => {
+                        self.normalize_to(t, text);
+                        Ok(())
+                    }
+                    None => Err(reload_failure(doc, "its text is gone".into())),
+                };
+            }
+            Origin::Record { .. } => unreachable!("records are read again by source"),
         };
         match input::read_document_into(path, file, self.config.input.max_filesize) {
             Ok(Some(t)) => {
@@ -937,7 +947,7 @@ impl Pipeline {
     ) -> std::result::Result<T, Skip> {
         let fail = |reason: String| reload_failure(doc, reason);
         match &doc.origin {
-            Origin::File(_) => {
+            Origin::File(_) | Origin::Text { .. } => {
                 let set = self.reload_text(doc, &mut s.file, &mut s.text).map(|()| {
                     store(
                         self.shingler
@@ -966,9 +976,9 @@ impl Pipeline {
     }
 
     /// Reads the documents in `needed` again and hands each one's sorted shingle hashes to
-    /// `store` (which keeps the distinct ones), returning what it made of them: files in parallel,
-    /// records with one pass per source in offset order, so that a compressed source is
-    /// decompressed once per batch rather than once per record.
+    /// `store` (which keeps the distinct ones), returning what it made of them: files and texts
+    /// in parallel, records with one pass per source in offset order, so that a compressed
+    /// source is decompressed once per batch rather than once per record.
     fn reload_many<T: Send>(
         &self,
         docs: &[Document],
@@ -978,7 +988,7 @@ impl Pipeline {
     ) -> HashMap<u32, std::result::Result<T, Skip>> {
         let mut sets: HashMap<u32, std::result::Result<T, Skip>> = needed
             .par_iter()
-            .filter(|&&d| matches!(docs[d as usize].origin, Origin::File(_)))
+            .filter(|&&d| !matches!(docs[d as usize].origin, Origin::Record { .. }))
             .map(|&d| {
                 (
                     d,
@@ -1064,7 +1074,7 @@ fn pair_components(documents: usize, pairs: &[Pair]) -> (Vec<u32>, usize) {
 }
 
 /// A connected component of the pairs to verify exactly, small enough for one
-/// [`OverlapTable`]: at most [`MAX_SETS`] documents, every one a file.
+/// [`OverlapTable`]: at most [`MAX_SETS`] documents, every one a file or a text in memory.
 #[derive(Debug, PartialEq)]
 struct Small {
     /// Its documents, in order of first appearance in its pairs.
@@ -1094,8 +1104,8 @@ fn small_components(docs: &[Document], pairs: Vec<Pair>) -> (Vec<Small>, Vec<Pai
                 docs_of.push(d);
             }
         }
-        let is_file = |d: u32| matches!(docs[d as usize].origin, Origin::File(_));
-        if docs_of.len() > MAX_SETS || !is_file(p.a) || !is_file(p.b) {
+        let is_record = |d: u32| matches!(docs[d as usize].origin, Origin::Record { .. });
+        if docs_of.len() > MAX_SETS || is_record(p.a) || is_record(p.b) {
             members[c] = None;
         }
     }

@@ -1,6 +1,6 @@
 //! The one loop that reads every document, for every strategy and every source.
 //!
-//! A document is read (a file, or a JSON-lines record), skipped with its reason when it cannot be
+//! A document is read (a file, a JSON-lines record, or a text in memory), skipped with its reason when it cannot be
 //! used, stripped of its `ndup:ignore` regions, normalized, fingerprinted when exact verification
 //! may read it again, and handed to a `Sketcher`, which keeps what its user compares: a
 //! signature, a shingle sample, the whole shingle set, or what deduplication and the index keep.
@@ -11,6 +11,7 @@
 //! `Pipeline::read_text` one text already in memory (standard input given to `ndup query`).
 
 use std::borrow::{Borrow, Cow};
+use std::collections::HashSet;
 use std::mem::take;
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,6 +24,7 @@ use crate::find::{Pipeline, ScanReport, Scratch};
 use crate::model::{Skip, SkipKind, Stats};
 use crate::source::files::Entry;
 use crate::source::records::{self, Batch, Ids, parse_record};
+use crate::source::texts::SharedTexts;
 use crate::source::{Document, Origin, Source, files};
 
 /// What is kept of each document: made in parallel, by the one loop, from its normalized text.
@@ -205,6 +207,7 @@ impl Pipeline {
         let corpus = match source {
             Source::Files(paths) => self.read_files(paths, sketcher)?,
             Source::Records(inputs) => self.read_records(inputs, sketcher)?,
+            Source::Texts(texts) => self.read_texts(texts, sketcher)?,
         };
         match sketcher.halted() {
             Some(err) => Err(err),
@@ -497,6 +500,73 @@ impl Pipeline {
         })?;
         Ok(corpus)
     }
+
+    /// Texts already in memory, sketched in parallel: there is nothing to read, so each text
+    /// goes straight to [`prepare`](Self::prepare). A text that is missing (`None`) is skipped
+    /// as malformed, and so is one whose id was already used when the sketcher wants unique
+    /// ids (see [`Sketcher::unique_ids`]), as records are.
+    fn read_texts<K: Sketcher>(
+        &self,
+        texts: &SharedTexts,
+        sketcher: &K,
+    ) -> Result<Corpus<K::Sketch>> {
+        self.progress_total(texts.len() as u64);
+        let outcomes: Vec<Option<Outcome<K::Sketch>>> = (0..texts.len())
+            .into_par_iter()
+            .map_init(Scratch::default, |s, i| {
+                if sketcher.halted().is_some() {
+                    return None;
+                }
+                let outcome = match texts.text(i) {
+                    None => Outcome::Skipped(Skip {
+                        id: texts.id(i).into_owned(),
+                        kind: SkipKind::Malformed,
+                        reason: "no text (null)".into(),
+                    }),
+                    Some(text) => self.prepare(&Raw { text, content: 0 }, sketcher, s),
+                };
+                s.release_large();
+                self.advance(1);
+                Some(outcome)
+            })
+            .collect();
+        if let Some(err) = sketcher.halted() {
+            return Err(err);
+        }
+        let fingerprints = sketcher.fingerprints();
+        let unique = sketcher.unique_ids();
+        let mut seen: HashSet<Cow<'_, str>> = HashSet::new();
+        let mut corpus = Corpus::default();
+        corpus.documents.reserve(texts.len());
+        for (index, outcome) in outcomes.into_iter().enumerate() {
+            let outcome = outcome.expect("documents are passed over only once reading is halted");
+            let id = texts.id(index);
+            let outcome = match outcome {
+                Outcome::Skipped(_) => outcome,
+                _ if unique && seen.contains(&id) => Outcome::Skipped(Skip {
+                    id: id.clone().into_owned(),
+                    kind: SkipKind::Malformed,
+                    reason: format!("duplicate id `{id}` (an earlier text has it)"),
+                }),
+                _ => {
+                    if unique {
+                        seen.insert(id.clone());
+                    }
+                    outcome
+                }
+            };
+            let empty = matches!(outcome, Outcome::Empty(_));
+            corpus.push(outcome, fingerprints, || Document {
+                id: id.into_owned(),
+                origin: Origin::Text {
+                    texts: texts.clone(),
+                    index,
+                },
+                empty,
+            });
+        }
+        Ok(corpus)
+    }
 }
 
 /// A record's id field and outcome; `None` when it was passed over, once reading was halted.
@@ -541,5 +611,173 @@ fn merge_batch<S>(
             },
             empty,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use crate::find::config::{ExactConfig, ScanConfig, StrategyConfig};
+    use crate::find::{Pipeline, ScanReport};
+    use crate::model::SkipKind;
+    use crate::sim::Measure;
+    use crate::source::texts::{SharedTexts, Texts};
+    use crate::source::{Origin, Source};
+    use crate::verify::VerifyMode;
+
+    /// Texts some of which are missing, as nulls in a column are.
+    #[derive(Debug)]
+    struct Column(Vec<(String, Option<String>)>);
+
+    impl Texts for Column {
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+
+        fn id(&self, i: usize) -> Cow<'_, str> {
+            Cow::Borrowed(&self.0[i].0)
+        }
+
+        fn text(&self, i: usize) -> Option<&str> {
+            self.0[i].1.as_deref()
+        }
+    }
+
+    fn words(seed: u64, n: usize) -> String {
+        (0..n as u64)
+            .map(|i| {
+                let h = crate::sketch::minhash::fmix64(seed * 1_000_003 + i);
+                format!("w{}", h % 5000)
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Nine near copies (more than a small component holds), a lone near pair, two exact
+    /// copies, an empty text and an unrelated one.
+    fn corpus() -> Vec<(String, String)> {
+        let base = words(1, 400);
+        let mut texts: Vec<(String, String)> = (0..9)
+            .map(|i| (format!("nine-{i}"), format!("{base} {}", words(10 + i, 4))))
+            .collect();
+        let lone = words(2, 300);
+        texts.push(("lone-a".into(), lone.clone()));
+        texts.push(("lone-b".into(), format!("{lone} and a tail")));
+        let copy = words(3, 200);
+        texts.push(("copy-a".into(), copy.clone()));
+        texts.push(("copy-b".into(), copy.to_uppercase()));
+        texts.push(("empty".into(), "   ".into()));
+        texts.push(("other".into(), words(4, 300)));
+        texts
+    }
+
+    fn scan_both(config: ScanConfig, texts: &[(String, String)]) -> (ScanReport, ScanReport) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let lines: String = texts
+            .iter()
+            .map(|(id, text)| format!("{}\n", serde_json::json!({"id": id, "text": text})))
+            .collect();
+        std::fs::write(&path, lines).unwrap();
+        let p = Pipeline::new(config).unwrap();
+        let in_memory = p
+            .scan_source(&Source::Texts(SharedTexts::new(texts.to_vec())))
+            .unwrap();
+        let records = p.scan_source(&Source::Records(vec![path])).unwrap();
+        (in_memory, records)
+    }
+
+    /// A pair's ids and the bits of its estimate, Jaccard and containment.
+    type Found = (String, String, u64, Option<u64>, Option<u64>);
+
+    /// What a report says, without where its documents came from.
+    fn found(r: &ScanReport) -> Vec<Found> {
+        r.pairs
+            .iter()
+            .map(|p| {
+                (
+                    r.id(p.a).to_string(),
+                    r.id(p.b).to_string(),
+                    p.estimate.to_bits(),
+                    p.jaccard.map(f64::to_bits),
+                    p.a_in_b.map(f64::to_bits),
+                )
+            })
+            .collect()
+    }
+
+    /// Texts in memory are read by the same loop as records and read again for exact
+    /// verification from memory: every strategy finds the same pairs, to the bit.
+    #[test]
+    fn texts_in_memory_scan_as_the_same_records() {
+        let texts = corpus();
+        let configs = [
+            ScanConfig::default(),
+            ScanConfig {
+                verify: VerifyMode::Exact,
+                threshold: 0.5,
+                ..ScanConfig::default()
+            },
+            ScanConfig::with_strategy(StrategyConfig::Exact(ExactConfig::default())),
+            ScanConfig {
+                measure: Measure::Containment,
+                ..ScanConfig::with_strategy(StrategyConfig::Sample(Default::default()))
+            },
+        ];
+        for config in configs {
+            let (in_memory, records) = scan_both(config.clone(), &texts);
+            assert!(in_memory.pairs.len() >= 36 + 2, "{:?}", config.strategy);
+            assert_eq!(found(&in_memory), found(&records), "{:?}", config.strategy);
+            assert!(in_memory.skipped.is_empty(), "{:?}", in_memory.skipped);
+            assert_eq!(in_memory.stats.documents, texts.len() as u64);
+            assert_eq!(in_memory.stats.empty, 1);
+            let exact = config.verify == VerifyMode::Exact;
+            if exact {
+                assert!(in_memory.pairs.iter().all(|p| p.jaccard.is_some()));
+            }
+        }
+    }
+
+    #[test]
+    fn missing_texts_and_repeated_ids_are_skipped_as_records_are() {
+        let base = words(5, 300);
+        let column = Column(vec![
+            ("a".into(), Some(base.clone())),
+            ("gone".into(), None),
+            ("a".into(), Some(base.clone())),
+            ("b".into(), Some(format!("{base} and more"))),
+        ]);
+        let p = Pipeline::new(ScanConfig::default()).unwrap();
+        let r = p
+            .scan_source(&Source::Texts(SharedTexts::new(column)))
+            .unwrap();
+        let skipped: Vec<(&str, SkipKind, &str)> = r
+            .skipped
+            .iter()
+            .map(|s| (s.id.as_str(), s.kind, s.reason.as_str()))
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                (
+                    "a",
+                    SkipKind::Malformed,
+                    "duplicate id `a` (an earlier text has it)"
+                ),
+                ("gone", SkipKind::Malformed, "no text (null)"),
+            ]
+        );
+        assert_eq!(r.documents.len(), 2);
+        let indexes: Vec<usize> = r
+            .documents
+            .iter()
+            .map(|d| match d.origin {
+                Origin::Text { index, .. } => index,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(indexes, [0, 3]);
+        assert_eq!(found(&r).len(), 1);
     }
 }

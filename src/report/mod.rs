@@ -111,7 +111,7 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
 pub(crate) fn location(report: &ScanReport, doc: u32) -> (String, u64) {
     let d = &report.documents[doc as usize];
     match &d.origin {
-        Origin::File(_) => (d.id.clone(), 1),
+        Origin::File(_) | Origin::Text { .. } => (d.id.clone(), 1),
         Origin::Record { source, line, .. } => (source.name().to_string(), *line),
     }
 }

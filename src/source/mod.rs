@@ -1,13 +1,16 @@
-//! Where documents come from: files found by walking paths, and JSON-lines records, plain or
-//! compressed; each document keeps its [`Origin`], so it can be read again.
+//! Where documents come from: files found by walking paths, JSON-lines records, plain or
+//! compressed, and texts already in memory; each document keeps its [`Origin`], so it can be
+//! read again.
 
 pub mod files;
 pub mod records;
+pub mod texts;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use records::RecordSource;
+use texts::SharedTexts;
 
 /// Where the documents of a scan come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +20,8 @@ pub enum Source {
     Files(Vec<PathBuf>),
     /// JSON-lines files, plain or compressed (`-` is standard input), one document per line.
     Records(Vec<PathBuf>),
+    /// Texts already in memory, each with its id (see [`texts`]).
+    Texts(SharedTexts),
 }
 
 /// A document that was read.
@@ -43,5 +48,12 @@ pub enum Origin {
         line: u64,
         /// The byte offset of the line in the decompressed stream.
         offset: u64,
+    },
+    /// A text in memory, read again by asking its [`Texts`](texts::Texts) for it.
+    Text {
+        /// The texts.
+        texts: SharedTexts,
+        /// Its position among them.
+        index: usize,
     },
 }

@@ -755,7 +755,9 @@ impl Ids {
                 // The earlier record gives its made-up name to this real id.
                 let (prev_source, prev_line) = match &docs[prev as usize].origin {
                     Origin::Record { source, line, .. } => (Arc::clone(source), *line),
-                    Origin::File(_) => unreachable!("only records get made-up ids"),
+                    Origin::File(_) | Origin::Text { .. } => {
+                        unreachable!("only records get made-up ids")
+                    }
                 };
                 let renamed = self.free_name(&prev_source, prev_line, docs);
                 self.insert(xxh3_64(renamed.as_bytes()), &renamed, prev, docs);

@@ -1,0 +1,674 @@
+//! `MinHasher`, `Signature` and `MinHash`: the library's signatures, and a datasketch-shaped
+//! incremental builder.
+
+use numpy::ndarray::ArrayView1;
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use rayon::prelude::*;
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use ndup::sketch::minhash::MAX_NUM_PERM;
+use ndup::text::normalize::NormalizeOptions;
+use ndup::text::shingle::{ShingleKind, ShingleOptions};
+use ndup::{MinHasher, Signature, SketchKind, SketchParams};
+
+use crate::OrPy;
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyMinHasher>()?;
+    m.add_class::<PySignature>()?;
+    m.add_class::<PyMinHash>()?;
+    m.add_function(wrap_pyfunction!(signature_from_state, m)?)?;
+    Ok(())
+}
+
+/// Texts of at least this many bytes are signed without the GIL. Why: signing a text of a few
+/// kilobytes takes microseconds, less than handing the GIL from one waiting thread to another,
+/// so releasing it for each short text slows every thread down; a long text leaves other Python
+/// threads free to run (or to sign on another core) for as long as it takes.
+const DETACH_MIN_BYTES: usize = 16 << 10;
+
+/// The sketch named `name`.
+pub(crate) fn sketch_kind(name: &str) -> PyResult<SketchKind> {
+    match name {
+        "fss" => Ok(SketchKind::Fss),
+        "oph" => Ok(SketchKind::Oph),
+        "classic" => Ok(SketchKind::Classic),
+        other => Err(PyValueError::new_err(format!(
+            "sketch must be 'fss', 'oph' or 'classic', not '{other}'"
+        ))),
+    }
+}
+
+/// The shingle kind named `name`.
+pub(crate) fn shingle_kind(name: &str) -> PyResult<ShingleKind> {
+    match name {
+        "char" => Ok(ShingleKind::Char),
+        "word" => Ok(ShingleKind::Word),
+        "stopword" => Ok(ShingleKind::Stopword),
+        other => Err(PyValueError::new_err(format!(
+            "shingle must be 'char', 'word' or 'stopword', not '{other}'"
+        ))),
+    }
+}
+
+fn shingle_name(kind: ShingleKind) -> &'static str {
+    match kind {
+        ShingleKind::Char => "char",
+        ShingleKind::Word => "word",
+        ShingleKind::Stopword => "stopword",
+    }
+}
+
+/// A count given from Python (`k`, `num_perm`...): negative values are a `ValueError` naming the
+/// argument, not an `OverflowError`.
+pub(crate) fn count(name: &str, v: i64) -> PyResult<usize> {
+    usize::try_from(v)
+        .map_err(|_| PyValueError::new_err(format!("{name} must be at least 0, not {v}")))
+}
+
+/// Shingle options, refusing a size of 0 by the argument's name (`k` or `w`).
+pub(crate) fn shingle_options(
+    kind: &str,
+    k: i64,
+    w: i64,
+    stopwords: Option<Vec<String>>,
+) -> PyResult<ShingleOptions> {
+    let options = ShingleOptions {
+        kind: shingle_kind(kind)?,
+        k: count("k", k)?,
+        w: count("w", w)?,
+        stopwords,
+    };
+    match options.kind {
+        ShingleKind::Char if options.k == 0 => Err(PyValueError::new_err("k must be at least 1")),
+        ShingleKind::Word if options.w == 0 => Err(PyValueError::new_err("w must be at least 1")),
+        _ => Ok(options),
+    }
+}
+
+/// A seed given from Python: any integer from 0 to 2**64 - 1.
+pub(crate) fn seed(v: i128) -> PyResult<u64> {
+    u64::try_from(v).map_err(|_| {
+        PyValueError::new_err(format!("seed must be between 0 and 2**64 - 1, not {v}"))
+    })
+}
+
+/// Makes MinHash signatures of texts, exactly as `ndup scan` signs documents.
+///
+/// The text is stripped of its `ndup:ignore` regions, normalized (NFKC, lowercase, white space
+/// collapsed, trimmed: each can be turned off), cut into shingles (runs of `k` characters, of
+/// `w` words, or stop-word shingles) hashed with `seed`, and signed with `num_perm` slots by the
+/// `sketch` ('fss', 'oph' or 'classic'). With the same options, a signature's slots are bit
+/// for bit those of the command line.
+#[pyclass(name = "MinHasher", module = "ndup", frozen)]
+pub(crate) struct PyMinHasher {
+    hasher: MinHasher,
+    shingle: ShingleOptions,
+    normalize: NormalizeOptions,
+}
+
+#[pymethods]
+impl PyMinHasher {
+    #[new]
+    #[pyo3(signature = (num_perm=128, k=9, shingle="char", seed=42, sketch="fss", *, w=5, stopwords=None, nfkc=true, lowercase=true, collapse_whitespace=true, trim=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        num_perm: i64,
+        k: i64,
+        shingle: &str,
+        seed: i128,
+        sketch: &str,
+        w: i64,
+        stopwords: Option<Vec<String>>,
+        nfkc: bool,
+        lowercase: bool,
+        collapse_whitespace: bool,
+        trim: bool,
+    ) -> PyResult<Self> {
+        let shingle = shingle_options(shingle, k, w, stopwords)?;
+        let normalize = NormalizeOptions {
+            nfkc,
+            lowercase,
+            collapse_whitespace,
+            trim,
+        };
+        let hasher = MinHasher::builder()
+            .kind(sketch_kind(sketch)?)
+            .num_perm(count("num_perm", num_perm)?)
+            .seed(self::seed(seed)?)
+            .normalize(normalize)
+            .shingles(shingle.clone())
+            .build()
+            .or_py()?;
+        Ok(PyMinHasher {
+            hasher,
+            shingle,
+            normalize,
+        })
+    }
+
+    /// The signature of `text`, or None when it has no shingle (nothing left after
+    /// normalization, or fewer characters than `k`): such a text is never paired by a scan.
+    fn sign(&self, py: Python<'_>, text: &str) -> Option<PySignature> {
+        let signed = if text.len() >= DETACH_MIN_BYTES {
+            py.detach(|| self.hasher.sign(text))
+        } else {
+            self.hasher.sign(text)
+        };
+        signed.map(PySignature::from)
+    }
+
+    /// The signatures of `texts` (any iterable of str), in order, None for a text without a
+    /// shingle. The texts are signed with the GIL released, so other Python threads run
+    /// meanwhile: on every core (rayon's pool: `RAYON_NUM_THREADS` sets its size), or on
+    /// `threads` threads (1: the calling thread alone, for callers that run their own threads).
+    #[pyo3(signature = (texts, *, threads=None))]
+    fn sign_batch(
+        &self,
+        py: Python<'_>,
+        texts: &Bound<'_, PyAny>,
+        threads: Option<i64>,
+    ) -> PyResult<Vec<Option<PySignature>>> {
+        let threads = match threads {
+            Some(n) if n < 1 => {
+                return Err(PyValueError::new_err(format!(
+                    "threads must be at least 1, not {n}"
+                )));
+            }
+            Some(n) => Some(count("threads", n)?),
+            None => None,
+        };
+        // Strong references keep every text alive (and its UTF-8 in place) while the GIL is
+        // released, whatever another thread does to the caller's list.
+        let mut held: Vec<Bound<'_, PyString>> = Vec::new();
+        for (i, item) in texts.try_iter()?.enumerate() {
+            let item = item?;
+            let s = item.cast_into::<PyString>().map_err(|e| {
+                PyTypeError::new_err(format!(
+                    "sign_batch takes str texts; item {i} is {}",
+                    e.into_inner()
+                        .get_type()
+                        .name()
+                        .map_or("?".into(), |n| n.to_string())
+                ))
+            })?;
+            held.push(s);
+        }
+        let strs: Vec<&str> = held.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let hasher = &self.hasher;
+        let sign_all = || -> Vec<Option<Signature>> {
+            strs.par_iter()
+                .with_min_len(4)
+                .map(|t| hasher.sign(t))
+                .collect()
+        };
+        let signed = py
+            .detach(|| match threads {
+                None => Ok(sign_all()),
+                Some(1) => Ok(strs.iter().map(|t| hasher.sign(t)).collect()),
+                Some(n) => rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .map(|pool| pool.install(sign_all))
+                    .map_err(|e| format!("cannot start {n} threads: {e}")),
+            })
+            .map_err(PyValueError::new_err)?;
+        Ok(signed
+            .into_iter()
+            .map(|s| s.map(PySignature::from))
+            .collect())
+    }
+
+    /// The signature of precomputed 64-bit hashes (any order, repeats allowed), or None when
+    /// there are none. The hashes must be uniform: hash raw tokens first, or use `sign_tokens`.
+    fn sign_hashes(&self, hashes: Vec<u64>) -> Option<PySignature> {
+        self.hasher.sign_hashes(&hashes).map(PySignature::from)
+    }
+
+    /// The signature of your own tokens (str or bytes, e.g. word shingles), each hashed with
+    /// the seeded 64-bit xxh3 that `MinHash.update` uses; None when there are none.
+    fn sign_tokens(&self, tokens: &Bound<'_, PyAny>) -> PyResult<Option<PySignature>> {
+        let seed = self.hasher.params().seed;
+        let mut hashes = Vec::new();
+        for t in tokens.try_iter()? {
+            hashes.push(token_hash(&t?, seed)?);
+        }
+        Ok(self.hasher.sign_hashes(&hashes).map(PySignature::from))
+    }
+
+    /// Slots per signature.
+    #[getter]
+    fn num_perm(&self) -> usize {
+        self.hasher.params().num_perm
+    }
+
+    /// The seed of the shingle hashes and of the sketch.
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.hasher.params().seed
+    }
+
+    /// The sketch: 'fss', 'oph' or 'classic'.
+    #[getter]
+    fn sketch(&self) -> &'static str {
+        self.hasher.params().kind.name()
+    }
+
+    /// The shingle kind: 'char', 'word' or 'stopword'.
+    #[getter]
+    fn shingle(&self) -> &'static str {
+        shingle_name(self.shingle.kind)
+    }
+
+    /// Characters per char shingle.
+    #[getter]
+    fn k(&self) -> usize {
+        self.shingle.k
+    }
+
+    /// Words per word shingle.
+    #[getter]
+    fn w(&self) -> usize {
+        self.shingle.w
+    }
+
+    fn __repr__(&self) -> String {
+        let p = self.hasher.params();
+        format!(
+            "MinHasher(num_perm={}, k={}, shingle='{}', seed={}, sketch='{}', w={}, normalize='{}')",
+            p.num_perm,
+            self.shingle.k,
+            shingle_name(self.shingle.kind),
+            p.seed,
+            p.kind.name(),
+            self.shingle.w,
+            self.normalize.describe()
+        )
+    }
+
+    /// Pickles as the arguments that make it again.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let me = slf.get();
+        let p = me.hasher.params();
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("num_perm", p.num_perm)?;
+        kwargs.set_item("k", me.shingle.k)?;
+        kwargs.set_item("shingle", shingle_name(me.shingle.kind))?;
+        kwargs.set_item("seed", p.seed)?;
+        kwargs.set_item("sketch", p.kind.name())?;
+        kwargs.set_item("w", me.shingle.w)?;
+        kwargs.set_item("stopwords", me.shingle.stopwords.clone())?;
+        kwargs.set_item("nfkc", me.normalize.nfkc)?;
+        kwargs.set_item("lowercase", me.normalize.lowercase)?;
+        kwargs.set_item("collapse_whitespace", me.normalize.collapse_whitespace)?;
+        kwargs.set_item("trim", me.normalize.trim)?;
+        // `functools.partial(MinHasher, **kwargs)()` rebuilds it: pickle's protocol passes
+        // only positional arguments to the callable.
+        let partial = py.import("functools")?.getattr("partial")?;
+        let make = partial.call((slf.get_type(),), Some(&kwargs))?;
+        (make, PyTuple::empty(py)).into_pyobject(py)
+    }
+}
+
+/// The hash of one token, as `SignatureBuilder::update` hashes it.
+fn token_hash(token: &Bound<'_, PyAny>, seed: u64) -> PyResult<u64> {
+    if let Ok(s) = token.cast::<PyString>() {
+        return Ok(xxh3_64_with_seed(s.to_str()?.as_bytes(), seed));
+    }
+    if let Ok(b) = token.cast::<PyBytes>() {
+        return Ok(xxh3_64_with_seed(b.as_bytes(), seed));
+    }
+    Err(PyTypeError::new_err(format!(
+        "a token is str or bytes, not {}",
+        token.get_type().name()?
+    )))
+}
+
+/// A MinHash signature and the parameters that made it (sketch, num_perm, seed).
+///
+/// `jaccard` refuses a signature made with other parameters (a `ValueError` naming each
+/// difference): the number would mean nothing. Signatures are immutable, hashable, compare
+/// equal slot for slot, pickle, and convert to and from NumPy arrays of uint32.
+#[pyclass(name = "Signature", module = "ndup", frozen, eq, hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) struct PySignature {
+    pub(crate) inner: Signature,
+}
+
+impl From<Signature> for PySignature {
+    fn from(inner: Signature) -> Self {
+        PySignature { inner }
+    }
+}
+
+/// `f` of the signature of a `Signature` (borrowed, not copied) or of a `MinHash` (which must
+/// have had an update).
+pub(crate) fn with_signature<R>(
+    obj: &Bound<'_, PyAny>,
+    f: impl FnOnce(&Signature) -> PyResult<R>,
+) -> PyResult<R> {
+    if let Ok(s) = obj.cast::<PySignature>() {
+        return f(&s.get().inner);
+    }
+    if let Ok(m) = obj.cast::<PyMinHash>() {
+        let sig = m.borrow().signature()?;
+        return f(&sig);
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected a Signature or a MinHash, not {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// `Ok` when `p` and `q` are equal, else the library's `ValueError` naming each difference.
+fn same_params(p: SketchParams, q: SketchParams) -> PyResult<()> {
+    // Empty signatures of each: the library compares parameters only on signatures.
+    let of = |p: SketchParams| Signature::from_parts(p, vec![0; p.num_perm]).or_py();
+    of(p)?.ensure_comparable(&of(q)?).or_py()
+}
+
+fn params_of(sketch: &str, num_perm: usize, seed: u64) -> PyResult<SketchParams> {
+    if !(1..=MAX_NUM_PERM).contains(&num_perm) {
+        return Err(PyValueError::new_err(format!(
+            "a signature has 1 to {MAX_NUM_PERM} slots, not {num_perm}"
+        )));
+    }
+    Ok(SketchParams {
+        kind: sketch_kind(sketch)?,
+        num_perm,
+        seed,
+    })
+}
+
+#[pymethods]
+impl PySignature {
+    /// The estimated Jaccard similarity of the two texts' shingle sets: the share of equal
+    /// slots. Raises ValueError when `other` was made with other parameters.
+    fn jaccard(&self, other: &Bound<'_, PyAny>) -> PyResult<f64> {
+        with_signature(other, |other| self.inner.jaccard(other).or_py())
+    }
+
+    /// A read-only NumPy view of the slots (uint32), sharing this signature's memory.
+    fn to_numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let view = ArrayView1::from(slf.get().inner.slots());
+        // SAFETY: the slots belong to this signature, which is immutable (frozen) and which the
+        // array keeps alive as its base object, so the memory stays valid and unchanged for as
+        // long as the array lives; the array is made read-only below.
+        let array = unsafe { PyArray1::borrow_from_array(&view, slf.clone().into_any()) };
+        array.getattr("flags")?.setattr("writeable", false)?;
+        Ok(array)
+    }
+
+    /// `numpy.asarray(signature)`: the slots, as `to_numpy` gives them (copied when a dtype or
+    /// a copy is asked for).
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let array = Self::to_numpy(slf)?.into_any();
+        match (dtype, copy) {
+            (None, None | Some(false)) => Ok(array),
+            (dtype, _) => array.call_method1(
+                "astype",
+                (dtype.map_or_else(
+                    || "uint32".into_pyobject(slf.py()).map(|s| s.into_any()),
+                    Ok,
+                )?,),
+            ),
+        }
+    }
+
+    /// A signature from slots computed elsewhere (a row of an array, a signature stored
+    /// earlier): a 1-d array of uint32 whose length is num_perm, and the parameters that made
+    /// them. The slots are copied into the signature.
+    #[staticmethod]
+    #[pyo3(signature = (slots, *, seed=42, sketch="fss"))]
+    fn from_numpy(slots: &Bound<'_, PyAny>, seed: i128, sketch: &str) -> PyResult<Self> {
+        let array: PyReadonlyArray1<'_, u32> = slots.extract().map_err(|_| {
+            PyTypeError::new_err(
+                "from_numpy takes a 1-d NumPy array of uint32 (convert with .astype(numpy.uint32))",
+            )
+        })?;
+        let slots = array.as_array().to_vec();
+        let params = params_of(sketch, slots.len(), self::seed(seed)?)?;
+        Ok(Signature::from_parts(params, slots).or_py()?.into())
+    }
+
+    /// The slots, as a copy in a new NumPy array (datasketch's `MinHash.digest`).
+    fn digest<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        PyArray1::from_slice(py, self.inner.slots())
+    }
+
+    /// Slots in the signature.
+    #[getter]
+    fn num_perm(&self) -> usize {
+        self.inner.num_perm()
+    }
+
+    /// The seed that made it.
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.inner.params().seed
+    }
+
+    /// The sketch that made it: 'fss', 'oph' or 'classic'.
+    #[getter]
+    fn sketch(&self) -> &'static str {
+        self.inner.params().kind.name()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.num_perm()
+    }
+
+    fn __repr__(&self) -> String {
+        let p = self.inner.params();
+        format!(
+            "Signature(num_perm={}, seed={}, sketch='{}')",
+            p.num_perm,
+            p.seed,
+            p.kind.name()
+        )
+    }
+
+    /// Pickles as its parameters and its slots (little-endian uint32).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let make = py.import("ndup._ndup")?.getattr("_signature_from_state")?;
+        let bytes: Vec<u8> = self
+            .inner
+            .slots()
+            .iter()
+            .flat_map(|s| s.to_le_bytes())
+            .collect();
+        let p = self.inner.params();
+        (make, (p.kind.name(), p.seed, PyBytes::new(py, &bytes))).into_pyobject(py)
+    }
+}
+
+/// Rebuilds a pickled signature.
+#[pyfunction]
+#[pyo3(name = "_signature_from_state")]
+fn signature_from_state(sketch: &str, seed: u64, slots: &[u8]) -> PyResult<PySignature> {
+    if slots.is_empty() || !slots.len().is_multiple_of(4) {
+        return Err(PyValueError::new_err(
+            "a pickled signature holds whole uint32 slots",
+        ));
+    }
+    let slots: Vec<u32> = slots
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("chunks of 4")))
+        .collect();
+    let params = params_of(sketch, slots.len(), seed)?;
+    Ok(Signature::from_parts(params, slots).or_py()?.into())
+}
+
+/// A signature fed token by token, as datasketch's `MinHash` is: `update(b"token")`,
+/// `update_batch(tokens)`, `jaccard(other)`, `digest()`, `merge(other)`.
+///
+/// Each token (str or bytes) is hashed with the seeded 64-bit xxh3; the signature is made from
+/// all of them when it is asked for, so it does not depend on the order of the updates. The
+/// parameters are those of `MinHasher` (num_perm, seed, sketch); `signature()` gives the
+/// `Signature` that `LSH` and `Signature.jaccard` take.
+#[pyclass(name = "MinHash", module = "ndup")]
+pub(crate) struct PyMinHash {
+    hasher: MinHasher,
+    hashes: Vec<u64>,
+}
+
+impl PyMinHash {
+    fn signature(&self) -> PyResult<Signature> {
+        self.hasher.sign_hashes(&self.hashes).ok_or_else(|| {
+            PyValueError::new_err("an empty MinHash has no signature: update it with a token first")
+        })
+    }
+}
+
+#[pymethods]
+impl PyMinHash {
+    #[new]
+    #[pyo3(signature = (num_perm=128, seed=42, sketch="fss"))]
+    fn new(num_perm: i64, seed: i128, sketch: &str) -> PyResult<Self> {
+        let hasher = MinHasher::builder()
+            .kind(sketch_kind(sketch)?)
+            .num_perm(count("num_perm", num_perm)?)
+            .seed(self::seed(seed)?)
+            .build()
+            .or_py()?;
+        Ok(PyMinHash {
+            hasher,
+            hashes: Vec::new(),
+        })
+    }
+
+    /// Adds one token (str or bytes).
+    fn update(&mut self, token: &Bound<'_, PyAny>) -> PyResult<()> {
+        let seed = self.hasher.params().seed;
+        self.hashes.push(token_hash(token, seed)?);
+        Ok(())
+    }
+
+    /// Adds every token of an iterable.
+    fn update_batch(&mut self, tokens: &Bound<'_, PyAny>) -> PyResult<()> {
+        let seed = self.hasher.params().seed;
+        for t in tokens.try_iter()? {
+            let h = token_hash(&t?, seed)?;
+            self.hashes.push(h);
+        }
+        Ok(())
+    }
+
+    /// Adds every token of `other` (same parameters): this becomes the MinHash of the union.
+    fn merge(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let other = other
+            .cast::<PyMinHash>()
+            .map_err(|_| PyTypeError::new_err("merge takes another MinHash"))?;
+        // Copied out first: `other` may be this very MinHash, borrowed mutably below.
+        let theirs = {
+            let o = other.borrow();
+            same_params(slf.borrow().hasher.params(), o.hasher.params())?;
+            o.hashes.clone()
+        };
+        slf.borrow_mut().hashes.extend(theirs);
+        Ok(())
+    }
+
+    /// The estimated Jaccard similarity with another MinHash or a Signature (same parameters).
+    fn jaccard(&self, other: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let mine = self.signature()?;
+        with_signature(other, |other| mine.jaccard(other).or_py())
+    }
+
+    /// The signature of every token added (ValueError when there is none).
+    #[pyo3(name = "signature")]
+    fn py_signature(&self) -> PyResult<PySignature> {
+        self.signature().map(PySignature::from)
+    }
+
+    /// The slots of the signature, in a new NumPy array (uint32).
+    fn digest<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        Ok(PyArray1::from_slice(py, self.signature()?.slots()))
+    }
+
+    /// True when no token has been added.
+    fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
+    }
+
+    /// A copy, to update separately.
+    fn copy(&self) -> Self {
+        PyMinHash {
+            hasher: self.hasher.clone(),
+            hashes: self.hashes.clone(),
+        }
+    }
+
+    /// Forgets every token.
+    fn clear(&mut self) {
+        self.hashes.clear();
+    }
+
+    /// Slots per signature.
+    #[getter]
+    fn num_perm(&self) -> usize {
+        self.hasher.params().num_perm
+    }
+
+    /// The seed.
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.hasher.params().seed
+    }
+
+    /// The sketch.
+    #[getter]
+    fn sketch(&self) -> &'static str {
+        self.hasher.params().kind.name()
+    }
+
+    fn __len__(&self) -> usize {
+        self.hasher.params().num_perm
+    }
+
+    fn __repr__(&self) -> String {
+        let p = self.hasher.params();
+        format!(
+            "MinHash(num_perm={}, seed={}, sketch='{}') with {} tokens",
+            p.num_perm,
+            p.seed,
+            p.kind.name(),
+            self.hashes.len()
+        )
+    }
+
+    /// Pickles as its parameters and its token hashes.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let me = slf.borrow();
+        let p = me.hasher.params();
+        let bytes: Vec<u8> = me.hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
+        (
+            slf.get_type(),
+            (p.num_perm, p.seed, p.kind.name()),
+            PyBytes::new(slf.py(), &bytes),
+        )
+            .into_pyobject(slf.py())
+    }
+
+    fn __setstate__(&mut self, state: &[u8]) -> PyResult<()> {
+        if !state.len().is_multiple_of(8) {
+            return Err(PyValueError::new_err(
+                "a pickled MinHash holds whole uint64 hashes",
+            ));
+        }
+        self.hashes = state
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
+            .collect();
+        Ok(())
+    }
+}

@@ -1,0 +1,219 @@
+"""MinHasher, Signature and MinHash: the command line's signatures, bit for bit."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import threading
+
+import numpy as np
+import pytest
+
+import ndup
+from conftest import corpus, jsonl, words, write_jsonl
+
+# Python keyword arguments and the command line's flags that mean the same.
+CONFIGS = [
+    ({}, []),
+    ({"sketch": "oph", "num_perm": 64, "seed": 7}, ["--sketch", "oph", "--num-perm", "64", "--seed", "7"]),
+    (
+        {"sketch": "classic", "num_perm": 32, "shingle": "word", "w": 3},
+        ["--sketch", "classic", "--num-perm", "32", "--shingle", "word", "-w", "3"],
+    ),
+    ({"k": 5, "lowercase": False, "nfkc": False}, ["-k", "5", "--no-lowercase", "--no-nfkc"]),
+    ({"num_perm": 200, "seed": 2**64 - 1}, ["--num-perm", "200", "--seed", str(2**64 - 1)]),
+]
+
+
+@pytest.mark.parametrize("kwargs,flags", CONFIGS)
+def test_estimates_are_the_command_lines_bit_for_bit(cli, tmp_path, kwargs, flags):
+    texts = dict(corpus())
+    hasher = ndup.MinHasher(**kwargs)
+    pairs = [
+        ("g0-base", "g0-edit0"),
+        ("g2-base", "g2-edit2"),
+        ("copy-a", "copy-b"),
+        ("unicode-a", "unicode-b"),
+        ("marked", "marked-copy"),
+        ("long", "long-edit"),
+        ("g1-base", "other0"),
+    ]
+    for a, b in pairs:
+        (tmp_path / a).write_text(texts[a], encoding="utf-8")
+        (tmp_path / b).write_text(texts[b], encoding="utf-8")
+        out = json.loads(cli("compare", tmp_path / a, tmp_path / b, "--format", "json", *flags).stdout)
+        sa, sb = hasher.sign(texts[a]), hasher.sign(texts[b])
+        assert sa.jaccard(sb) == out["estimate"], (a, b, kwargs)
+        assert out["params"]["num_perm"] == sa.num_perm == hasher.num_perm
+
+
+def test_every_pair_a_scan_reports_has_the_signatures_estimate(cli, tmp_path):
+    texts = corpus()
+    path = write_jsonl(tmp_path / "c.jsonl", [{"id": i, "text": t} for i, t in texts])
+    out = jsonl(cli("scan", path, "--format", "jsonl", "--threshold", "0.3", "--verify", "signature").stdout)
+    pairs = [r for r in out if r["type"] == "pair"]
+    assert len(pairs) > 10
+    sigs = dict(zip((i for i, _ in texts), ndup.MinHasher().sign_batch([t for _, t in texts])))
+    for p in pairs:
+        assert sigs[p["a"]].jaccard(sigs[p["b"]]) == p["estimate"], p
+
+
+def test_a_text_without_shingles_has_no_signature():
+    h = ndup.MinHasher()
+    assert h.sign("") is None
+    assert h.sign("  \n\t ") is None
+    # Shorter than k = 9 characters: the whole text is one shingle.
+    assert h.sign("short").jaccard(h.sign("SHORT ")) == 1.0
+    assert h.sign_batch(["", "a longer text here"])[0] is None
+    assert h.sign_hashes([]) is None
+    assert h.sign_tokens([]) is None
+
+
+def test_sign_batch_is_sign_in_order_and_from_threads():
+    h = ndup.MinHasher(num_perm=64)
+    texts = [t for _, t in corpus()] * 3
+    one_by_one = [h.sign(t) for t in texts]
+    assert h.sign_batch(texts) == one_by_one
+    assert h.sign_batch(iter(texts)) == one_by_one
+    assert h.sign_batch(tuple(texts)) == one_by_one
+    assert h.sign_batch(texts, threads=1) == one_by_one
+    assert h.sign_batch(texts, threads=3) == one_by_one
+    with pytest.raises(ValueError, match="threads"):
+        h.sign_batch(texts, threads=0)
+    # Several Python threads at once (the GIL is released while each batch is signed): the same
+    # signatures, whatever the interleaving.
+    results: list = [None] * 4
+    errors: list = []
+
+    def work(slot: int) -> None:
+        try:
+            results[slot] = h.sign_batch(texts, threads=1 if slot % 2 else None)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert all(r == one_by_one for r in results)
+
+
+def test_signatures_of_other_parameters_are_refused():
+    text = words(1, 100)
+    a = ndup.MinHasher(num_perm=64, seed=1).sign(text)
+    cases = [
+        (ndup.MinHasher(num_perm=128, seed=1), "num-perm 64 vs 128"),
+        (ndup.MinHasher(num_perm=64, seed=2), "seed 1 vs 2"),
+        (ndup.MinHasher(num_perm=64, seed=1, sketch="oph"), "sketch fss vs oph"),
+    ]
+    for hasher, want in cases:
+        with pytest.raises(ValueError, match=want):
+            a.jaccard(hasher.sign(text))
+    assert a.jaccard(a) == 1.0
+    with pytest.raises(TypeError):
+        a.jaccard("not a signature")
+
+
+def test_signatures_pickle_and_compare():
+    h = ndup.MinHasher(num_perm=32, seed=5, sketch="classic", shingle="word", w=2)
+    s = h.sign(words(3, 50))
+    for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):
+        again = pickle.loads(pickle.dumps(s, protocol=protocol))
+        assert again == s and hash(again) == hash(s)
+        assert (again.num_perm, again.seed, again.sketch) == (32, 5, "classic")
+        assert again.jaccard(s) == 1.0
+    h2 = pickle.loads(pickle.dumps(h))
+    assert repr(h2) == repr(h)
+    assert h2.sign(words(3, 50)) == s
+    assert s != h.sign(words(4, 50))
+    assert len({s, again}) == 1
+
+
+def test_numpy_view_and_back():
+    h = ndup.MinHasher(num_perm=16, seed=9)
+    s = h.sign(words(2, 40))
+    view = s.to_numpy()
+    assert view.dtype == np.uint32 and view.shape == (16,)
+    assert not view.flags.writeable
+    with pytest.raises(ValueError):
+        view[0] = 1
+    # The view shares the signature's memory: no copy.
+    assert np.shares_memory(view, s.to_numpy())
+    assert view.base is not None
+    assert np.asarray(s).tolist() == view.tolist()
+    assert np.asarray(s, dtype=np.int64).dtype == np.int64
+    back = ndup.Signature.from_numpy(view, seed=9)
+    assert back == s
+    digest = s.digest()
+    digest[0] ^= 1  # a copy: the signature does not change
+    assert ndup.Signature.from_numpy(digest, seed=9) != s
+    assert s.to_numpy()[0] == view[0]
+    # The view keeps the signature alive.
+    del s
+    assert view.tolist() == back.to_numpy().tolist()
+    with pytest.raises(TypeError, match="uint32"):
+        ndup.Signature.from_numpy(view.astype(np.int64), seed=9)
+    with pytest.raises(ValueError, match="slots"):
+        ndup.Signature.from_numpy(np.zeros(0, dtype=np.uint32))
+    with pytest.raises(ValueError, match="sketch"):
+        ndup.Signature.from_numpy(view, sketch="nope")
+
+
+def test_minhash_is_datasketchs_minhash():
+    m1, m2 = ndup.MinHash(num_perm=64), ndup.MinHash(num_perm=64)
+    a = words(1, 200).split()
+    b = a[:180] + words(2, 20).split()
+    for w in a:
+        m1.update(w.encode("utf8"))
+    m2.update_batch(b)  # str and bytes tokens hash alike
+    assert abs(m1.jaccard(m2) - len(set(a) & set(b)) / len(set(a) | set(b))) < 0.2
+    # Order does not matter, and the signature is MinHasher.sign_tokens's.
+    m3 = ndup.MinHash(num_perm=64)
+    m3.update_batch(reversed(a))
+    assert m3.signature() == m1.signature() == ndup.MinHasher(num_perm=64).sign_tokens(a)
+    assert m1.digest().tolist() == m1.signature().to_numpy().tolist()
+    # Union.
+    u = m1.copy()
+    u.merge(m2)
+    assert u.signature() == ndup.MinHasher(num_perm=64).sign_tokens(a + b)
+    u.merge(u)
+    assert u.signature() == ndup.MinHasher(num_perm=64).sign_tokens(a + b)
+    assert pickle.loads(pickle.dumps(m1)).signature() == m1.signature()
+    with pytest.raises(ValueError, match="empty"):
+        ndup.MinHash().jaccard(m1)
+    with pytest.raises(ValueError, match="num-perm"):
+        m1.merge(ndup.MinHash(num_perm=128))
+    with pytest.raises(TypeError):
+        m1.update(3)
+    assert len(m1) == 64 and not m1.is_empty()
+    m1.clear()
+    assert m1.is_empty()
+
+
+def test_bad_arguments_are_exceptions_not_crashes():
+    with pytest.raises(ValueError, match="num_perm"):
+        ndup.MinHasher(num_perm=0)
+    with pytest.raises(ValueError, match="num_perm"):
+        ndup.MinHasher(num_perm=-3)
+    with pytest.raises(ValueError, match="num_perm"):
+        ndup.MinHasher(num_perm=10**6)
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        ndup.MinHasher(k=0)
+    with pytest.raises(ValueError, match="w must be at least 1"):
+        ndup.MinHasher(shingle="word", w=0)
+    with pytest.raises(ValueError, match="shingle"):
+        ndup.MinHasher(shingle="sentence")
+    with pytest.raises(ValueError, match="sketch"):
+        ndup.MinHasher(sketch="simhash")
+    with pytest.raises(ValueError, match="seed"):
+        ndup.MinHasher(seed=-1)
+    with pytest.raises(ValueError, match="stopwords"):
+        ndup.MinHasher(shingle="stopword", stopwords=[])
+    with pytest.raises(TypeError):
+        ndup.MinHasher().sign(b"bytes")
+    with pytest.raises(TypeError, match="item 1"):
+        ndup.MinHasher().sign_batch(["fine text here", None])
+    with pytest.raises(TypeError):
+        ndup.MinHasher().sign_batch(5)
