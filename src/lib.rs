@@ -46,7 +46,7 @@
 //!
 //! - Without default features (`default-features = false`) the crate is the core: `model`,
 //!   `error`, `text`, `sim`, `sketch`, `verify`, `candidates` and `join`, with small pure-Rust
-//!   dependencies (rayon, xxhash-rust, the unicode crates, serde, thiserror, rand, bytemuck,
+//!   dependencies (rayon, xxhash-rust, rustc-hash, the unicode crates, serde, thiserror, rand, bytemuck,
 //!   memchr).
 //! - `pipeline`: reading corpora (walking trees, JSON lines, gzip and zstd), the scan with every
 //!   strategy, dedup, compare, the SQLite index (bundled), accepted pairs and every report format.

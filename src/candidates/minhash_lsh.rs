@@ -22,6 +22,8 @@
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -55,8 +57,9 @@ pub struct MinHashLsh<K> {
     entries: Vec<Option<Entry<K>>>,
     free: Vec<u32>,
     numbers: HashMap<K, u32>,
-    /// For each band, the entries by band hash.
-    buckets: Vec<HashMap<u64, Vec<u32>>>,
+    /// For each band, the entries by band hash. The band hashes are already uniform 64-bit
+    /// values: Fx hashing them is enough, and SipHash would cost more than the rest of a query.
+    buckets: Vec<FxHashMap<u64, Vec<u32>>>,
 }
 
 #[derive(Debug, Clone)]
@@ -107,7 +110,7 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
             entries: Vec::new(),
             free: Vec::new(),
             numbers: HashMap::new(),
-            buckets: vec![HashMap::new(); lsh.bands],
+            buckets: vec![FxHashMap::default(); lsh.bands],
         }
     }
 
