@@ -11,7 +11,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ndup::find::Pipeline;
 use ndup::find::config::ScanConfig;
-use ndup::index::{Index, IndexParams, QueryDoc, QuerySource};
+use ndup::index::{Index, QueryDoc, QuerySource, SigningParams};
 
 const DOCS: u64 = 2000;
 const WORDS: usize = 300;
@@ -60,7 +60,7 @@ fn bench(c: &mut Criterion) {
     let bytes = corpus(&docs);
     let paths = [docs.clone()];
     let pipe = Pipeline::new(ScanConfig::default()).unwrap();
-    let params = IndexParams::from_config(pipe.config());
+    let params = SigningParams::from_config(pipe.config());
 
     let mut g = c.benchmark_group("index_build");
     g.sample_size(10);

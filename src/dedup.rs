@@ -133,6 +133,47 @@ impl DedupReport {
     }
 }
 
+#[cfg(feature = "parquet")]
+impl DedupReport {
+    /// True when the documents are rows of Parquet files: [`write_kept_parquet`] writes them.
+    ///
+    /// [`write_kept_parquet`]: Self::write_kept_parquet
+    pub fn is_parquet(&self) -> bool {
+        self.scan
+            .documents
+            .iter()
+            .any(|d| matches!(&d.origin, Origin::Record { source, .. } if source.is_parquet()))
+    }
+
+    /// Writes the kept rows of Parquet sources as one Parquet file: every column of each kept
+    /// row, in input order, with the schema of the first source (see
+    /// [`crate::source::parquet::write_kept`]).
+    pub fn write_kept_parquet(&self, w: &mut (dyn Write + Send)) -> crate::error::Result<()> {
+        let mut files: Vec<std::path::PathBuf> = Vec::new();
+        let mut kept: Vec<Vec<u64>> = Vec::new();
+        let mut last: Option<&Arc<RecordSource>> = None;
+        for (doc, fate) in self.scan.documents.iter().zip(&self.fates) {
+            let Origin::Record { source, line, .. } = &doc.origin else {
+                continue;
+            };
+            if last.is_none_or(|s| !Arc::ptr_eq(s, source)) {
+                files.push(
+                    source
+                        .path()
+                        .unwrap_or(std::path::Path::new("-"))
+                        .to_path_buf(),
+                );
+                kept.push(Vec::new());
+                last = Some(source);
+            }
+            if *fate == Fate::Kept {
+                kept.last_mut().expect("pushed above").push(*line);
+            }
+        }
+        crate::source::parquet::write_kept(&files, |n, row| kept[n].binary_search(&row).is_ok(), w)
+    }
+}
+
 /// Shards of the set of texts already signed: workers rarely wait for one another.
 const SIGNED_SHARDS: usize = 64;
 

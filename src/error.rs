@@ -104,6 +104,16 @@ pub enum Error {
         /// Which parameters differ, e.g. `index was built with num_perm 128, this run uses 256`.
         differences: Problem,
     },
+    /// Signature shards were made with other parameters than the other shards, or than this
+    /// run's.
+    #[error("{path}: {differences}; use the parameters the shards were signed with")]
+    ShardParams {
+        /// The shard at fault.
+        path: PathBuf,
+        /// Which parameters differ, e.g. `part-00001.parquet was signed with num_perm 64,
+        /// part-00000.parquet with 128`.
+        differences: Problem,
+    },
     /// Another process holds the index's write lock for too long.
     #[error("{path}: the index is busy: another ndup process is writing it")]
     IndexBusy {

@@ -73,6 +73,8 @@ pub mod join;
 pub mod model;
 #[cfg(feature = "pipeline")]
 pub mod report;
+#[cfg(feature = "parquet")]
+pub mod shards;
 pub mod sim;
 pub mod sketch;
 #[cfg(feature = "pipeline")]

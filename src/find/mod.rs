@@ -8,6 +8,7 @@
 pub(crate) mod arena;
 pub mod config;
 pub(crate) mod exact;
+pub mod params;
 pub(crate) mod read;
 pub(crate) mod sample;
 
@@ -32,7 +33,7 @@ use crate::sim::{
 };
 use crate::sketch::minhash::{Signer, agreement};
 use crate::source::files as input;
-use crate::source::records::{RecordSource, parse_record};
+use crate::source::records::parse_record;
 use crate::source::{Document, Origin, Source};
 use crate::text::shingle::{Shingler, dedup_into};
 use crate::verify::{Decision, Verifier, VerifyMode};
@@ -996,17 +997,7 @@ impl Pipeline {
                 )
             })
             .collect();
-        // Each source with its (offset, document) pairs.
-        type Wanted<'a> = (&'a Arc<RecordSource>, Vec<(u64, u32)>);
-        let mut by_source: Vec<Wanted> = Vec::new();
-        for &d in needed {
-            if let Origin::Record { source, offset, .. } = &docs[d as usize].origin {
-                match by_source.iter_mut().find(|(s, _)| Arc::ptr_eq(s, source)) {
-                    Some((_, v)) => v.push((*offset, d)),
-                    None => by_source.push((source, vec![(*offset, d)])),
-                }
-            }
-        }
+        let by_source = crate::source::records::by_source(docs, needed.iter().copied());
         for (source, mut items) in by_source {
             items.sort_unstable();
             let offsets: Vec<u64> = items.iter().map(|&(o, _)| o).collect();
@@ -1357,7 +1348,7 @@ mod tests {
         docs.push(Document {
             id: "r24".into(),
             origin: Origin::Record {
-                source: Arc::new(RecordSource::named("stdin")),
+                source: Arc::new(crate::source::records::RecordSource::named("stdin")),
                 line: 1,
                 offset: 0,
             },

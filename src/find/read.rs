@@ -465,6 +465,8 @@ impl Pipeline {
         inputs: &[std::path::PathBuf],
         sketcher: &K,
     ) -> Result<Corpus<K::Sketch>> {
+        // A directory of Parquet shards is its files, each a source of its own.
+        let inputs = &records::expand_datasets(inputs);
         let fields = self.config.input.records.fields();
         let mut ids = Ids::new(inputs.len(), sketcher.unique_ids());
         let mut corpus = Corpus::default();

@@ -7,7 +7,7 @@
 //! with the `sqlite3` shell. The schema:
 //!
 //! - `meta(key, value)`: `format_version`, `ndup_version`, `params` (the JSON of
-//!   [`IndexParams`]) and `fingerprint` (a hash of those parameters);
+//!   [`SigningParams`]) and `fingerprint` (a hash of those parameters);
 //! - `doc`: one row per document: `name` (its id), `path` (absolute, to read it again for exact
 //!   verification), `kind` (`text`, `empty` or `binary`), `size`, `mtime_ns`, `indexed_ns` (when it
 //!   was last looked at), `content_hash` (xxh3-128 of the raw bytes), `text_bytes`, `signature`
@@ -37,17 +37,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
-use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::xxh3_64;
+use serde::Serialize;
 
 use crate::candidates::lsh::band_hash;
-use crate::error::{Error, Param, Piece, Problem, Result};
-use crate::find::config::ScanConfig;
+use crate::error::{Error, Result};
+pub use crate::find::params::SigningParams;
 use crate::model::Skip;
-use crate::problem;
-use crate::sketch::minhash::{SketchKind, SketchParams};
-use crate::text::normalize::NormalizeOptions;
-use crate::text::shingle::ShingleKind;
 
 pub use query::{Match, QueryDoc, QueryReport, QuerySource, QueryStats};
 
@@ -104,159 +99,6 @@ CREATE TABLE band (
     PRIMARY KEY (band, hash, doc)
 ) WITHOUT ROWID;
 ";
-
-/// The parameters that make the signatures and band hashes stored in an index. Two runs can share
-/// an index only when these are equal; the threshold and the verification mode are chosen per
-/// query and are not part of them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IndexParams {
-    /// The shingle kind.
-    pub shingle: ShingleKind,
-    /// k (char), w (word) or 3 (stopword).
-    pub shingle_size: usize,
-    /// For stop-word shingles with a custom list: a hash of the list (`None`: the built-in list).
-    pub stopwords: Option<String>,
-    /// The normalization steps.
-    pub normalize: NormalizeOptions,
-    /// The signature sketch.
-    pub sketch: SketchKind,
-    /// Slots per signature.
-    pub num_perm: usize,
-    /// LSH bands.
-    pub bands: usize,
-    /// Slots per band.
-    pub rows: usize,
-    /// The seed of every hash function.
-    pub seed: u64,
-}
-
-impl IndexParams {
-    /// The index parameters of a scan configuration.
-    pub fn from_config(config: &ScanConfig) -> Self {
-        let sig = config.signature_or_default();
-        let stopwords = match (&config.shingle.kind, &config.shingle.stopwords) {
-            (ShingleKind::Stopword, Some(list)) => {
-                // The shingler uses the list as a set of lowercased words: so does the hash.
-                let mut words: Vec<String> = list.iter().map(|w| w.to_lowercase()).collect();
-                words.sort();
-                words.dedup();
-                Some(format!("{:016x}", xxh3_64(words.join("\n").as_bytes())))
-            }
-            _ => None,
-        };
-        IndexParams {
-            shingle: config.shingle.kind,
-            shingle_size: config.shingle.size(),
-            stopwords,
-            normalize: config.normalize,
-            sketch: sig.sketch,
-            num_perm: sig.num_perm,
-            bands: sig.lsh.bands,
-            rows: sig.lsh.rows,
-            seed: config.seed,
-        }
-    }
-
-    /// The signature parameters.
-    pub fn sketch_params(&self) -> SketchParams {
-        SketchParams {
-            kind: self.sketch,
-            num_perm: self.num_perm,
-            seed: self.seed,
-        }
-    }
-
-    /// A short hash of the parameters, stored beside them.
-    pub fn fingerprint(&self) -> String {
-        let json = serde_json::to_string(self).expect("parameters serialize");
-        format!("{:016x}", xxh3_64(json.as_bytes()))
-    }
-
-    /// Each parameter that differs, as `(what the index was built with, what this run uses)`.
-    fn differences(&self, run: &IndexParams) -> Vec<(Problem, Problem)> {
-        let mut d = Vec::new();
-        let mut value = |param: Param, built: String, now: String| {
-            if built != now {
-                d.push((problem![param, format!(" {built}")], problem![now]));
-            }
-        };
-        value(
-            Param::Shingle,
-            self.shingle.name().into(),
-            run.shingle.name().into(),
-        );
-        if self.shingle == run.shingle {
-            let param = match self.shingle {
-                ShingleKind::Char => Param::CharSize,
-                ShingleKind::Word => Param::WordSize,
-                ShingleKind::Stopword => Param::ShingleSize,
-            };
-            value(
-                param,
-                self.shingle_size.to_string(),
-                run.shingle_size.to_string(),
-            );
-        }
-        value(
-            Param::Sketch,
-            self.sketch.name().into(),
-            run.sketch.name().into(),
-        );
-        value(
-            Param::NumPerm,
-            self.num_perm.to_string(),
-            run.num_perm.to_string(),
-        );
-        value(Param::Bands, self.bands.to_string(), run.bands.to_string());
-        value(Param::Rows, self.rows.to_string(), run.rows.to_string());
-        value(Param::Seed, self.seed.to_string(), run.seed.to_string());
-        if self.stopwords != run.stopwords {
-            let list = |s: &Option<String>| match s {
-                None => problem!["the built-in stop-word list"],
-                Some(h) => problem!["a ", Param::StopwordsFile, format!(" list (hash {h})")],
-            };
-            d.push((list(&self.stopwords), list(&run.stopwords)));
-        }
-        let (a, b) = (&self.normalize, &run.normalize);
-        for (step, off, built, now) in [
-            ("NFKC normalization", Param::NoNfkc, a.nfkc, b.nfkc),
-            ("lowercasing", Param::NoLowercase, a.lowercase, b.lowercase),
-            (
-                "white-space collapsing",
-                Param::NoCollapseWhitespace,
-                a.collapse_whitespace,
-                b.collapse_whitespace,
-            ),
-            ("trimming", Param::NoTrim, a.trim, b.trim),
-        ] {
-            if built != now {
-                // A step that is on is named; one that is off is named as what turned it off.
-                let with = |on: bool| if on { problem![step] } else { problem![off] };
-                d.push((with(built), with(now)));
-            }
-        }
-        d
-    }
-
-    /// `Ok` when an index built with `self` can serve a run with `run`; otherwise which
-    /// parameters differ.
-    pub fn check(&self, run: &IndexParams) -> std::result::Result<(), Problem> {
-        let d = self.differences(run);
-        if d.is_empty() {
-            return Ok(());
-        }
-        let mut pieces: Vec<Piece> = vec!["index was built with ".into()];
-        for (k, (built, now)) in d.into_iter().enumerate() {
-            if k > 0 {
-                pieces.push("; with ".into());
-            }
-            pieces.extend(built.into_pieces());
-            pieces.push(", this run uses ".into());
-            pieces.extend(now.into_pieces());
-        }
-        Err(Problem::new(pieces))
-    }
-}
 
 /// What a stored document is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -366,7 +208,7 @@ enum Mode {
 pub struct Index {
     conn: Connection,
     path: PathBuf,
-    params: IndexParams,
+    params: SigningParams,
     fingerprint: String,
 }
 
@@ -460,7 +302,7 @@ fn inspect(conn: &Connection, path: &Path) -> Result<Header> {
 }
 
 /// Reads and checks the `meta` table.
-fn read_meta(conn: &Connection, path: &Path) -> Result<(IndexParams, String)> {
+fn read_meta(conn: &Connection, path: &Path) -> Result<(SigningParams, String)> {
     check_tables(conn, path)?;
     let get = |key: &str| -> Result<String> {
         conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
@@ -475,7 +317,7 @@ fn read_meta(conn: &Connection, path: &Path) -> Result<(IndexParams, String)> {
             format!("meta format_version {version} does not match the file header"),
         ));
     }
-    let params: IndexParams = serde_json::from_str(&get("params")?)
+    let params: SigningParams = serde_json::from_str(&get("params")?)
         .map_err(|e| corrupt(path, format!("unreadable parameters: {e}")))?;
     let fingerprint = get("fingerprint")?;
     if fingerprint != params.fingerprint() {
@@ -534,7 +376,7 @@ fn check_tables(conn: &Connection, path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn write_meta(conn: &Connection, path: &Path, params: &IndexParams) -> Result<()> {
+fn write_meta(conn: &Connection, path: &Path, params: &SigningParams) -> Result<()> {
     let json = serde_json::to_string(params).expect("parameters serialize");
     for (k, v) in [
         ("format_version", INDEX_FORMAT_VERSION.to_string()),
@@ -730,7 +572,7 @@ fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-fn check_sig(path: &Path, name: &str, blob: &[u8], params: &IndexParams) -> Result<Vec<u32>> {
+fn check_sig(path: &Path, name: &str, blob: &[u8], params: &SigningParams) -> Result<Vec<u32>> {
     if blob.len() != params.num_perm * 4 {
         return Err(corrupt(
             path,
@@ -790,7 +632,7 @@ impl Index {
     /// Opens the index at `path`, creating it with `params` when the file does not exist or is
     /// empty. An existing index keeps its own parameters (see [`Index::require`]); a file that is
     /// not an index is an error and is left untouched.
-    pub fn open_or_create(path: &Path, params: &IndexParams) -> Result<Index> {
+    pub fn open_or_create(path: &Path, params: &SigningParams) -> Result<Index> {
         not_a_directory(path)?;
         readable(path)?;
         let conn = connect(
@@ -820,7 +662,7 @@ impl Index {
     }
 
     /// Writes the schema in one transaction, unless another process did it first.
-    fn create_schema(conn: &Connection, path: &Path, params: &IndexParams) -> Result<()> {
+    fn create_schema(conn: &Connection, path: &Path, params: &SigningParams) -> Result<()> {
         conn.execute_batch("BEGIN IMMEDIATE").map_err(db(path))?;
         let result = (|| {
             // Another process may have created the index while this one waited for the lock.
@@ -849,7 +691,7 @@ impl Index {
     }
 
     /// The parameters the index was built with.
-    pub fn params(&self) -> &IndexParams {
+    pub fn params(&self) -> &SigningParams {
         &self.params
     }
 
@@ -872,16 +714,26 @@ impl Index {
         Ok(self.len()? == 0)
     }
 
-    /// Fails with [`Error::IndexParams`], naming what differs, unless the index was built with
+    /// Fails with [`Error::SigningParams`], naming what differs, unless the index was built with
     /// `run`'s parameters.
-    pub fn require(&self, run: &IndexParams) -> Result<()> {
-        self.params
-            .check(run)
-            .map_err(|differences| Error::IndexParams {
-                path: self.path.clone(),
-                differences,
-            })
+    pub fn require(&self, run: &SigningParams) -> Result<()> {
+        require_params(&self.path, &self.params, run)
     }
+}
+
+/// Fails with [`Error::IndexParams`], naming what differs, unless the index at `path`, built with
+/// `built`, can serve a run with `run`.
+pub(crate) fn require_params(
+    path: &Path,
+    built: &SigningParams,
+    run: &SigningParams,
+) -> Result<()> {
+    built
+        .check(run, "index was built with ", ", this run uses ")
+        .map_err(|differences| Error::IndexParams {
+            path: path.to_path_buf(),
+            differences,
+        })
 }
 
 fn count_docs(conn: &Connection, path: &Path) -> Result<u64> {
@@ -895,7 +747,8 @@ fn count_docs(conn: &Connection, path: &Path) -> Result<u64> {
 mod tests {
     use super::*;
     use crate::find::Pipeline;
-    use crate::find::config::{SignatureConfig, StrategyConfig};
+    use crate::find::config::ScanConfig;
+    use crate::find::config::SignatureConfig;
     use crate::sim::jaccard;
     use std::time::Duration;
 
@@ -925,74 +778,8 @@ mod tests {
         Pipeline::new(ScanConfig::default()).unwrap()
     }
 
-    fn params_of(c: &ScanConfig) -> IndexParams {
-        IndexParams::from_config(c)
-    }
-
-    #[test]
-    fn differences_name_the_parameters() {
-        let base = params_of(&ScanConfig::default());
-        assert!(base.check(&base).is_ok());
-        let b = SignatureConfig::default().lsh.bands;
-        let mut sig = SignatureConfig {
-            num_perm: 256,
-            ..Default::default()
-        };
-        sig.lsh.bands = 32;
-        let c = ScanConfig::with_strategy(StrategyConfig::Signatures(sig));
-        let msg = base.check(&params_of(&c)).unwrap_err().to_string();
-        assert_eq!(
-            msg,
-            format!(
-                "index was built with num_perm 128, this run uses 256; with bands {b}, this run uses 32"
-            )
-        );
-        let mut c = ScanConfig::default();
-        c.normalize.nfkc = false;
-        let msg = base.check(&params_of(&c)).unwrap_err().to_string();
-        assert_eq!(
-            msg,
-            "index was built with NFKC normalization, this run uses no NFKC normalization"
-        );
-        let mut c = ScanConfig::default();
-        c.shingle.k = 5;
-        assert_eq!(
-            base.check(&params_of(&c)).unwrap_err().to_string(),
-            "index was built with k 9, this run uses 5"
-        );
-    }
-
-    #[test]
-    fn fingerprint_follows_the_parameters_that_matter() {
-        let base = ScanConfig::default();
-        let fp = params_of(&base).fingerprint();
-        assert_eq!(fp.len(), 16);
-        // The threshold and verification mode are per query: same fingerprint.
-        let c = ScanConfig {
-            threshold: 0.5,
-            ..base.clone()
-        };
-        assert_eq!(params_of(&c).fingerprint(), fp);
-        let c = ScanConfig {
-            seed: 7,
-            ..base.clone()
-        };
-        assert_ne!(params_of(&c).fingerprint(), fp);
-        // A stop-word list is a set: order and case do not matter.
-        let mut a = base.clone();
-        a.shingle.kind = ShingleKind::Stopword;
-        a.shingle.stopwords = Some(vec!["The".into(), "a".into()]);
-        let mut b = a.clone();
-        b.shingle.stopwords = Some(vec!["a".into(), "the".into()]);
-        assert_eq!(params_of(&a), params_of(&b));
-        b.shingle.stopwords = Some(vec!["an".into()]);
-        assert!(
-            params_of(&a)
-                .check(&params_of(&b))
-                .unwrap_err()
-                .params()
-                .any(|p| p == Param::StopwordsFile)
-        );
+    fn params_of(c: &ScanConfig) -> SigningParams {
+        SigningParams::from_config(c)
     }
 
     #[test]

@@ -144,7 +144,7 @@ impl Index {
     ) -> Result<QueryReport> {
         let start = Instant::now();
         let config = pipeline.config();
-        self.require(&IndexParams::from_config(config))?;
+        self.require(&SigningParams::from_config(config))?;
         let path = &self.path;
         let err = db(path);
         let (bands, rows) = (self.params.bands, self.params.rows);

@@ -105,7 +105,7 @@ impl PauseHook {
 struct Writer<'a> {
     tx: &'a Connection,
     path: &'a Path,
-    params: &'a IndexParams,
+    params: &'a SigningParams,
     now: i64,
     written: u64,
     hook: PauseHook,
@@ -118,7 +118,7 @@ struct Writer<'a> {
 const BAND_ROWS_PER_INSERT: usize = 32;
 
 impl<'a> Writer<'a> {
-    fn new(tx: &'a Connection, path: &'a Path, params: &'a IndexParams, now: i64) -> Self {
+    fn new(tx: &'a Connection, path: &'a Path, params: &'a SigningParams, now: i64) -> Self {
         Writer {
             tx,
             path,
@@ -276,7 +276,7 @@ impl<'a> Writer<'a> {
 fn load_stored(
     conn: &Connection,
     path: &Path,
-    params: &IndexParams,
+    params: &SigningParams,
     with_signatures: bool,
 ) -> Result<HashMap<String, Stored>> {
     let sql = if with_signatures {
@@ -383,7 +383,7 @@ impl Index {
         mode: Mode,
     ) -> Result<(SyncReport, Option<SignedCorpus>)> {
         let start = Instant::now();
-        let run = IndexParams::from_config(pipeline.config());
+        let run = SigningParams::from_config(pipeline.config());
         if mode != Mode::Build {
             self.require(&run)?;
         }
@@ -406,12 +406,7 @@ impl Index {
             write_meta(&tx, &path, &run)?;
             HashMap::new()
         } else {
-            stored_params
-                .check(&run)
-                .map_err(|differences| Error::IndexParams {
-                    path: path.clone(),
-                    differences,
-                })?;
+            require_params(&path, &stored_params, &run)?;
             load_stored(&tx, &path, &run, mode == Mode::Cache)?
         };
         tx.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)

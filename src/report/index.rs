@@ -28,7 +28,7 @@ use crate::model::Skip;
 fn skip_lines(skipped: &[Skip], format: Format, w: &mut dyn Write) -> io::Result<()> {
     for s in skipped {
         match format {
-            Format::Jsonl | Format::Csv | Format::Sarif | Format::Github => {
+            Format::Jsonl | Format::Csv | Format::Sarif | Format::Github | Format::Html => {
                 line(w, &SkipRecord::from(s))?
             }
             Format::Text => writeln!(
@@ -50,7 +50,7 @@ pub fn write_query(
     w: &mut dyn Write,
 ) -> io::Result<()> {
     match format {
-        Format::Jsonl | Format::Csv | Format::Sarif | Format::Github => {
+        Format::Jsonl | Format::Csv | Format::Sarif | Format::Github | Format::Html => {
             line(w, &ParamsRecord::from(&r.params))?;
             line(
                 w,
@@ -116,7 +116,7 @@ pub fn write_sync(
 ) -> io::Result<()> {
     skip_lines(&r.skipped, format, w)?;
     match format {
-        Format::Jsonl | Format::Csv | Format::Sarif | Format::Github => {
+        Format::Jsonl | Format::Csv | Format::Sarif | Format::Github | Format::Html => {
             line(w, &IndexSummary::new(r, command))
         }
         Format::Text => writeln!(w, "{}", sync_counts(r)),

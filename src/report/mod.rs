@@ -13,6 +13,7 @@ mod csv;
 pub mod dedup;
 pub mod explain;
 mod github;
+pub mod html;
 pub mod index;
 mod jsonl;
 pub mod records;
@@ -26,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 pub use csv::Csv;
 pub use github::Github;
+pub use html::{Html, HtmlOptions};
 pub use jsonl::JsonLines;
 #[cfg(test)]
 use sarif::RULE_ID;
@@ -50,6 +52,8 @@ pub enum Format {
     Sarif,
     /// GitHub Actions workflow-command annotations.
     Github,
+    /// One self-contained HTML page: the pairs' texts side by side, with their differences.
+    Html,
 }
 
 /// What a report shows.
@@ -77,6 +81,9 @@ pub fn reporter(format: Format) -> Box<dyn Reporter> {
         Format::Csv => Box::new(Csv),
         Format::Sarif => Box::new(Sarif),
         Format::Github => Box::new(Github),
+        // The report reads documents again: a caller with its own normalization or record
+        // fields builds it with `Html::new`.
+        Format::Html => Box::new(Html::default()),
     }
 }
 

@@ -3,6 +3,8 @@
 //! read again.
 
 pub mod files;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod records;
 pub mod texts;
 

@@ -214,11 +214,20 @@ pub enum Compression {
     Gzip,
     /// Zstandard, possibly several frames.
     Zstd,
+    /// A Parquet file: rows rather than lines (see [`crate::source::parquet`]). Each row is
+    /// handed on as the JSON line `{id field: id, text field: text}`, so that it is parsed, named,
+    /// read again and reported as a JSON-lines record is.
+    #[cfg(feature = "parquet")]
+    Parquet,
 }
 
 impl Compression {
     /// The compression a stream starting with `head` uses.
     pub(crate) fn sniff(head: &[u8]) -> Compression {
+        #[cfg(feature = "parquet")]
+        if head.starts_with(b"PAR1") {
+            return Compression::Parquet;
+        }
         if head.starts_with(&[0x1f, 0x8b]) {
             Compression::Gzip
         } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
@@ -256,6 +265,9 @@ fn decode(mut r: Box<dyn Read + Send>) -> io::Result<(Compression, DynBufRead)> 
             1 << 16,
             zstd::stream::read::Decoder::with_buffer(whole)?,
         )),
+        // Read by rows, never as a stream (see `read_source`).
+        #[cfg(feature = "parquet")]
+        Compression::Parquet => Box::new(whole),
     };
     Ok((c, out))
 }
@@ -268,6 +280,9 @@ pub struct RecordSource {
     compression: Compression,
     spool: Option<tempfile::TempPath>,
     reopened: AtomicUsize,
+    /// For a Parquet source, the columns of the id and the text.
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    columns: Option<Box<RecordOptions>>,
 }
 
 impl PartialEq for RecordSource {
@@ -291,6 +306,7 @@ impl RecordSource {
             compression: Compression::None,
             spool: None,
             reopened: AtomicUsize::new(0),
+            columns: None,
         }
     }
 
@@ -302,6 +318,12 @@ impl RecordSource {
     /// The file, `None` for standard input.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// True for a Parquet file, whose rows are the records.
+    #[cfg(feature = "parquet")]
+    pub fn is_parquet(&self) -> bool {
+        self.compression == Compression::Parquet
     }
 
     /// How the stream was compressed.
@@ -351,6 +373,15 @@ impl RecordSource {
     pub(crate) fn read_at(&self, offsets: &[u64]) -> io::Result<Vec<Vec<u8>>> {
         debug_assert!(offsets.windows(2).all(|w| w[0] < w[1]));
         let mut out = Vec::with_capacity(offsets.len());
+        #[cfg(feature = "parquet")]
+        if let (Some(columns), Some(path)) = (&self.columns, &self.path) {
+            // A row's offset is its number.
+            crate::source::parquet::read_rows_at(path, columns, offsets, |_, record| {
+                out.push(row_line(&record, columns))
+            })
+            .map_err(|e| io::Error::other(e.to_string()))?;
+            return Ok(out);
+        }
         if let Some(path) = self.plain_file() {
             let mut r = BufReader::new(File::open(path)?);
             for &off in offsets {
@@ -384,6 +415,20 @@ impl RecordSource {
         &self,
         mut f: impl FnMut(u64, u64, &[u8]) -> io::Result<bool>,
     ) -> io::Result<()> {
+        #[cfg(feature = "parquet")]
+        if let (Some(columns), Some(path)) = (&self.columns, &self.path) {
+            let mut result = Ok(true);
+            crate::source::parquet::read_rows(path, columns, |first, records| {
+                for (i, record) in records.iter().enumerate() {
+                    if matches!(result, Ok(true)) {
+                        let row = first + i as u64;
+                        result = f(row, row, &row_line(record, columns));
+                    }
+                }
+            })
+            .map_err(|e| io::Error::other(e.to_string()))?;
+            return result.map(|_| ());
+        }
         let mut r = self.reopen()?;
         let mut line = Vec::new();
         let (mut number, mut offset) = (0u64, 0u64);
@@ -449,6 +494,27 @@ pub(crate) enum Event {
     Batch(Batch),
     /// A source (or the rest of one) that could not be read.
     Skip(Skip),
+}
+
+/// A source and some of its records, as `(offset, document)` pairs.
+pub(crate) type SourceRecords<'a> = (&'a Arc<RecordSource>, Vec<(u64, u32)>);
+
+/// The records among `docs[needed]`, grouped by source (in order of first appearance), each
+/// with its `(offset, document)` pairs: what reading them again takes, a pass per source.
+pub(crate) fn by_source(
+    docs: &[Document],
+    needed: impl IntoIterator<Item = u32>,
+) -> Vec<SourceRecords<'_>> {
+    let mut out: Vec<SourceRecords> = Vec::new();
+    for d in needed {
+        if let Origin::Record { source, offset, .. } = &docs[d as usize].origin {
+            match out.iter_mut().find(|(s, _)| Arc::ptr_eq(s, source)) {
+                Some((_, v)) => v.push((*offset, d)),
+                None => out.push((source, vec![(*offset, d)])),
+            }
+        }
+    }
+    out
 }
 
 /// Checks the inputs before any work: each is `-` (at most once) or an existing file.
@@ -548,6 +614,18 @@ fn read_source(
             return Ok(());
         }
     };
+    #[cfg(feature = "parquet")]
+    if compression == Compression::Parquet {
+        drop(reader);
+        if stdin {
+            send(skip(
+                name,
+                "Parquet is read from a file, not from standard input".into(),
+            ));
+            return Ok(());
+        }
+        return read_parquet_source(input, name, opts, send);
+    }
     let (spool_path, mut spool) = if stdin && spool_stdin {
         let (file, path) = tempfile::NamedTempFile::new()
             .map_err(|e| Error::io("temporary copy of standard input", e))?
@@ -562,6 +640,7 @@ fn read_source(
         compression,
         spool: spool_path,
         reopened: AtomicUsize::new(0),
+        columns: None,
     });
     let new_batch = || Batch {
         source: Arc::clone(&source),
@@ -645,6 +724,111 @@ fn read_source(
             .map_err(|e| Error::io("temporary copy of standard input", e))?;
     }
     Ok(())
+}
+
+/// Reads a Parquet source a batch of rows at a time; a file that cannot be read as the options
+/// ask (no such column, not strings) is skipped whole, with the reason.
+#[cfg(feature = "parquet")]
+fn read_parquet_source(
+    input: &Path,
+    name: String,
+    opts: &RecordOptions,
+    send: &mut dyn FnMut(Event) -> bool,
+) -> Result<()> {
+    let source = Arc::new(RecordSource {
+        name: name.clone(),
+        path: Some(input.to_path_buf()),
+        compression: Compression::Parquet,
+        spool: None,
+        reopened: AtomicUsize::new(0),
+        columns: Some(Box::new(opts.clone())),
+    });
+    let mut listening = true;
+    let read = crate::source::parquet::read_rows(input, opts, |first, records| {
+        if !listening {
+            return;
+        }
+        let mut batch = Batch {
+            source: Arc::clone(&source),
+            lines: Vec::with_capacity(records.len()),
+            buf: Vec::new(),
+        };
+        for (i, record) in records.iter().enumerate() {
+            let start = batch.buf.len();
+            batch.buf.extend_from_slice(&row_line(record, opts));
+            // A row's offset is its number: rows are read again by number.
+            let number = first + i as u64;
+            batch.lines.push(Line {
+                number,
+                offset: number,
+                start,
+                end: batch.buf.len(),
+            });
+        }
+        listening = send(Event::Batch(batch));
+    });
+    if let Err(e) = read {
+        let reason = match e {
+            Error::BadInput { reason, .. } => reason,
+            e => e.to_string(),
+        };
+        send(Event::Skip(Skip {
+            id: name,
+            kind: SkipKind::Unreadable,
+            reason,
+        }));
+    }
+    Ok(())
+}
+
+/// The JSON line a Parquet row stands for: its id and text at the options' dotted paths, or a
+/// null text for a row without one (which parsing then reports).
+#[cfg(feature = "parquet")]
+fn row_line(record: &std::result::Result<Record, String>, opts: &RecordOptions) -> Vec<u8> {
+    fn put(obj: &mut serde_json::Map<String, Value>, dotted: &str, v: Value) {
+        match dotted.split_once('.') {
+            None => {
+                obj.insert(dotted.to_owned(), v);
+            }
+            Some((head, rest)) => {
+                let inner = obj
+                    .entry(head.to_owned())
+                    .or_insert_with(|| Value::Object(Default::default()));
+                if let Value::Object(inner) = inner {
+                    put(inner, rest, v);
+                }
+            }
+        }
+    }
+    let mut obj = serde_json::Map::new();
+    match record {
+        Ok(r) => {
+            if let Some(id) = &r.id {
+                put(&mut obj, &opts.id_field, Value::String(id.clone()));
+            }
+            put(&mut obj, &opts.text_field, Value::String(r.text.clone()));
+        }
+        Err(_) => put(&mut obj, &opts.text_field, Value::Null),
+    }
+    serde_json::to_vec(&Value::Object(obj)).expect("a JSON object serializes")
+}
+
+/// The inputs with each Parquet dataset directory replaced by its files, in order.
+#[cfg(feature = "parquet")]
+pub fn expand_datasets(inputs: &[PathBuf]) -> Vec<PathBuf> {
+    inputs
+        .iter()
+        .flat_map(|p| match p.is_dir() {
+            true => crate::source::parquet::dataset_files(p).unwrap_or_else(|| vec![p.clone()]),
+            false => vec![p.clone()],
+        })
+        .collect()
+}
+
+/// The inputs as given (without the `parquet` feature there are no datasets to expand).
+#[cfg(not(feature = "parquet"))]
+pub fn expand_datasets(inputs: &[PathBuf]) -> Vec<PathBuf> {
+    inputs.to_vec()
 }
 
 /// Why [`read_line_capped`] stopped.
@@ -1225,6 +1409,7 @@ mod tests {
             compression: Compression::None,
             spool: None,
             reopened: AtomicUsize::new(0),
+            columns: None,
         })
     }
 

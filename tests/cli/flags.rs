@@ -23,7 +23,8 @@ use crate::corpus::{Rng, edited, prose, text};
 // --files-from, --null (-0), --glob, --exclude, --hidden, --no-ignore, --max-filesize; in
 // `formats`, --output; in `gates`, --max-pairs, --baseline, --write-baseline; in `config`,
 // --config; in `index`, --index; in `exact`, --exact, --max-memory; in `bounds`,
-// --max-line-length, --partial-input; in `shell`, --color.
+// --max-line-length, --partial-input; in `shell`, --color; in `html`, --html-max-pairs; in
+// `sign`, --signatures.
 const TESTED_FLAGS: &[&str] = &[
     "--bands",
     "--baseline",
@@ -42,6 +43,7 @@ const TESTED_FLAGS: &[&str] = &[
     "--glob",
     "--help",
     "--hidden",
+    "--html-max-pairs",
     "--id-field",
     "--index",
     "--jsonl",
@@ -65,6 +67,7 @@ const TESTED_FLAGS: &[&str] = &[
     "--rows",
     "--seed",
     "--shingle",
+    "--signatures",
     "--sketch",
     "--stopwords",
     "--supershingle-size",

@@ -54,7 +54,7 @@ fn bash_completes_flags_and_commands() {
         ["--threshold"]
     );
     let commands = bash_completions(&d, &["ndup", "s"]);
-    assert_eq!(commands, ["scan"]);
+    assert_eq!(commands, ["scan", "sign"]);
     let index = bash_completions(&d, &["ndup", "index", "b"]);
     assert_eq!(index, ["build"]);
 }

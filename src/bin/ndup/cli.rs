@@ -94,6 +94,9 @@ pub enum Command {
     /// Write a corpus without its near-duplicates: JSON lines in, JSON lines out (one record per
     /// cluster kept); for a file tree, the list of files to keep and to drop.
     Dedup(Box<DedupArgs>),
+    /// Sign a corpus into Parquet shards (one row per document: id, signature, band keys,
+    /// text fingerprint), for `ndup scan --signatures` or a cluster job.
+    Sign(Box<SignArgs>),
     /// Keep a persistent index of signed documents (a SQLite file).
     #[command(subcommand)]
     Index(IndexCommand),
@@ -274,6 +277,16 @@ impl IndexFormatArg {
     }
 }
 
+/// What `ndup dedup` writes to its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DedupFormatArg {
+    /// The kept records (JSON lines in, JSON lines out; Parquet in, Parquet out), or for files a
+    /// JSON line per file.
+    Jsonl,
+    /// An HTML report of what was dropped, beside what was kept (as --html-report writes).
+    Html,
+}
+
 /// Which document of a cluster `ndup dedup` keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum KeepArg {
@@ -293,15 +306,40 @@ pub struct DedupArgs {
     pub inputs: Vec<PathBuf>,
 
     /// Where to write the result (- for standard output): the kept records for JSON lines
-    /// (gzip or zstd compressed when FILE ends in .gz or .zst), or a JSON line per file,
-    /// {"type":"keep"|"drop",...}, for files. Written atomically.
+    /// (gzip or zstd compressed when FILE ends in .gz or .zst), the kept rows for Parquet, or a
+    /// JSON line per file, {"type":"keep"|"drop",...}, for files; with --format html, the HTML
+    /// report of what was dropped instead. Written atomically.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: PathBuf,
+
+    /// What --output holds: the deduplicated corpus (or the keep/drop list of files), or an
+    /// HTML report of what was dropped, each beside the document kept instead.
+    #[arg(long, value_enum, default_value = "jsonl")]
+    pub format: DedupFormatArg,
+
+    /// Also write an HTML report of what was dropped to FILE (- for standard output): each
+    /// dropped document beside the one kept instead, their differences marked. Written
+    /// atomically.
+    #[arg(long, value_name = "FILE")]
+    pub html_report: Option<PathBuf>,
+
+    /// With --html-report or --format html: show at most N dropped documents with their texts,
+    /// the most similar first; the report says how many were left out.
+    #[arg(long, value_name = "N", default_value_t = ndup::report::html::DEFAULT_MAX_PAIRS)]
+    pub html_max_pairs: usize,
 
     /// Which document of each cluster of near-duplicates to keep.
     #[arg(long, value_enum, default_value = "first")]
     pub keep: KeepArg,
 
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+}
+
+/// The flags of a command that signs a whole corpus (`dedup`, `sign`): the threshold, the
+/// signature flags and the input.
+#[derive(Debug, Args)]
+pub struct CorpusArgs {
     /// Near-duplicates are documents with Jaccard similarity at least T.
     #[arg(
         long,
@@ -338,19 +376,7 @@ pub struct DedupArgs {
 impl DedupArgs {
     /// The library configuration these flags describe (the same knobs as `ndup scan`).
     pub fn config(&self) -> Result<ScanConfig> {
-        let s = &self.sketching;
-        let (sketch, sample) = s.sketches(false)?;
-        if let Some(sample) = sample {
-            bail!(
-                "ndup dedup needs a signature sketch (fss, oph or classic), not --sketch {}",
-                sample.kind.name()
-            );
-        }
-        let config =
-            self.candidates
-                .config(s, sketch, self.threshold, self.input.options(self.follow))?;
-        config.validate()?;
-        Ok(config)
+        self.corpus.config("dedup")
     }
 
     /// The keep rule.
@@ -415,6 +441,9 @@ pub enum FormatArg {
     Sarif,
     /// GitHub Actions annotations (::warning workflow commands).
     Github,
+    /// One self-contained HTML page for review: clusters, and each pair's texts side by side
+    /// with their differences marked (see --html-max-pairs).
+    Html,
 }
 
 /// How documents become comparable: normalization, shingling and signatures. Shared by every
@@ -480,8 +509,19 @@ pub struct SketchingArgs {
 pub struct ScanArgs {
     /// Files and directories to scan (directories recursively), or JSON-lines files (- reads
     /// JSON lines from standard input).
-    #[arg(required_unless_present = "files_from", value_name = "PATH")]
+    #[arg(required_unless_present_any = ["files_from", "signatures"], value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+
+    /// Scan the signature shards in DIR (written by `ndup sign` with the same flags) instead of
+    /// PATHs: LSH, verification by signature agreement (the shards hold no text), clusters.
+    /// Repeatable.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with_all = ["paths", "files_from", "index", "exact"],
+        help_heading = "Input"
+    )]
+    pub signatures: Vec<PathBuf>,
 
     /// Report pairs with Jaccard similarity at least T.
     #[arg(
@@ -521,6 +561,15 @@ pub struct ScanArgs {
     /// standard output.
     #[arg(long, short = 'o', value_name = "FILE", help_heading = "Output")]
     pub output: Option<PathBuf>,
+    /// With --format html: show at most N pairs with their texts, the most similar first; the
+    /// report says how many were left out.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = ndup::report::html::DEFAULT_MAX_PAIRS,
+        help_heading = "Output"
+    )]
+    pub html_max_pairs: usize,
     /// Report clusters (connected components of the pairs) instead of pairs.
     #[arg(long, help_heading = "Output")]
     pub clusters: bool,
@@ -666,7 +715,10 @@ impl InputArgs {
         if self.jsonl {
             return Ok(true);
         }
-        let looks = |p: &PathBuf| is_stdin(p) || is_jsonl_path(p);
+        // Parquet files, and directories of them, are records too.
+        let looks = |p: &PathBuf| {
+            is_stdin(p) || is_jsonl_path(p) || ndup::source::parquet::dataset_files(p).is_some()
+        };
         let (records, other): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| looks(p));
         match (records.first(), other.first()) {
             (Some(r), Some(o)) => bail!(
@@ -1040,7 +1092,7 @@ impl ScanArgs {
         } else {
             base.strategy
         };
-        let config = ScanConfig {
+        let mut config = ScanConfig {
             strategy,
             measure: if self.containment {
                 Measure::Containment
@@ -1049,6 +1101,20 @@ impl ScanArgs {
             },
             ..base
         };
+        if !self.signatures.is_empty() {
+            // Shards hold no text: `auto` can only mean by signature.
+            match config.verify {
+                VerifyMode::Auto => config.verify = VerifyMode::Signature,
+                VerifyMode::Exact => bail!(
+                    "--signatures: the shards hold signatures, not texts, so --verify exact \
+                     cannot read them; use --verify signature"
+                ),
+                VerifyMode::Signature | VerifyMode::None => {}
+            }
+            if self.sketching.sketches(self.containment)?.1.is_some() || self.containment {
+                bail!("--signatures holds MinHash signatures: it scans with a signature sketch");
+            }
+        }
         config.validate()?;
         Ok(config)
     }
@@ -1061,6 +1127,7 @@ impl ScanArgs {
             FormatArg::Csv => Format::Csv,
             FormatArg::Sarif => Format::Sarif,
             FormatArg::Github => Format::Github,
+            FormatArg::Html => Format::Html,
         }
     }
 }
@@ -1183,5 +1250,57 @@ mod tests {
     fn cli_definition_is_consistent() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+}
+
+impl CorpusArgs {
+    /// The configuration of `command`, which needs signatures: a sample sketch is refused,
+    /// naming the command.
+    pub fn config(&self, command: &str) -> Result<ScanConfig> {
+        let s = &self.sketching;
+        let (sketch, sample) = s.sketches(false)?;
+        if let Some(sample) = sample {
+            bail!(
+                "ndup {command} needs a signature sketch (fss, oph or classic), not --sketch {}",
+                sample.kind.name()
+            );
+        }
+        let config =
+            self.candidates
+                .config(s, sketch, self.threshold, self.input.options(self.follow))?;
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// Arguments of `ndup sign`.
+#[derive(Debug, Args)]
+pub struct SignArgs {
+    /// JSON-lines files (- is standard input), or files and directories.
+    #[arg(required_unless_present = "files_from", value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+
+    /// The directory to write the shards into (part-00000.parquet, ...), made if missing; one
+    /// that already holds shards is refused.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Rows per shard file.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = ndup::shards::DEFAULT_SHARD_ROWS as u64,
+        value_parser = clap::value_parser!(u64).range(1..=u32::MAX as u64)
+    )]
+    pub shard_rows: u64,
+
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+}
+
+impl SignArgs {
+    /// The library configuration.
+    pub fn config(&self) -> Result<ScanConfig> {
+        self.corpus.config("sign")
     }
 }

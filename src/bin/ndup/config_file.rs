@@ -28,7 +28,7 @@ use crate::cli::Cli;
 pub const FILE_NAME: &str = "ndup.toml";
 
 /// Commands that read a configuration file.
-const COMMANDS: &[&str] = &["scan", "dedup"];
+const COMMANDS: &[&str] = &["scan", "dedup", "sign"];
 
 /// Options a configuration found in the scanned tree may set: they shape the scan of that tree
 /// and nothing else. Every other option is refused there (a new flag is untrusted until it is
@@ -53,6 +53,7 @@ const TREE_OPTIONS: &[&str] = &[
     "fp-weight",
     "fn-weight",
     "max-bucket",
+    "shard-rows",
     "verify",
     "exact",
     "format",
@@ -84,11 +85,19 @@ const TREE_LIMITS: &[(&str, u64)] = &[
     ),
 ];
 
+/// Counts a configuration found in the tree may lower but not raise above their defaults: they
+/// bound what a report holds, so a hostile file cannot make it huge.
+const TREE_COUNTS: &[(&str, u64)] = &[(
+    "html-max-pairs",
+    ndup::report::html::DEFAULT_MAX_PAIRS as u64,
+)];
+
 /// Options a configuration found in the tree may not set, and why.
 const UNTRUSTED: &[(&str, &str)] = &[
     ("output", "writes a file"),
     ("write-baseline", "writes a file"),
     ("index", "writes a file"),
+    ("html-report", "writes a file"),
     ("files-from", "reads outside the scanned tree"),
     ("null", "reads outside the scanned tree"),
     ("follow", "reads outside the scanned tree"),
@@ -96,6 +105,8 @@ const UNTRUSTED: &[(&str, &str)] = &[
     ("max-memory", "sets the machine's resources"),
     ("partial-input", "accepts a corpus that lacks records"),
     ("color", "is the user's choice for the terminal"),
+    ("out", "writes files"),
+    ("signatures", "reads outside the scanned tree"),
 ];
 
 /// The configuration file in use.
@@ -207,6 +218,16 @@ fn flags(
             }
             continue;
         }
+        // A top-level option is for every command that can take its value: `format = "csv"`
+        // is scan's business, not that of dedup, whose formats are others.
+        if !fits(this, key, value)
+            && COMMANDS
+                .iter()
+                .filter_map(|c| cmd.find_subcommand(c))
+                .any(|c| fits(c, key, value) && find(c, key).is_some())
+        {
+            continue;
+        }
         if !flag(path, trust, key, value, cmd, this, top, sub, &mut out)? {
             // Known to another command: that command's business.
             let elsewhere = COMMANDS
@@ -220,6 +241,16 @@ fn flags(
         }
     }
     Ok(out)
+}
+
+/// False when `cmd` has the option `key` with a fixed list of values and `value` is not one of
+/// them.
+fn fits(cmd: &Command, key: &str, value: &toml::Value) -> bool {
+    let (Some(arg), toml::Value::String(v)) = (find(cmd, key), value) else {
+        return true;
+    };
+    let values = arg.get_possible_values();
+    values.is_empty() || values.iter().any(|p| p.matches(v, false))
 }
 
 /// True when a string in `v` holds a control character.
@@ -280,6 +311,19 @@ fn trusted_in_tree(path: &Path, root: &Path, long: &str, value: &toml::Value) ->
             Some(size) if size > default => Err(refuse(&format!(
                 "raises a size limit above its default of {}",
                 ndup::error::format_bytes(default)
+            ))),
+            _ => Ok(()), // a bad value is reported with the value
+        };
+    }
+    if let Some(&(_, default)) = TREE_COUNTS.iter().find(|(name, _)| *name == long) {
+        let n = match value {
+            toml::Value::Integer(n) => u64::try_from(*n).ok(),
+            toml::Value::String(s) => s.parse().ok(),
+            _ => None,
+        };
+        return match n {
+            Some(n) if n > default => Err(refuse(&format!(
+                "raises a limit above its default of {default}"
             ))),
             _ => Ok(()), // a bad value is reported with the value
         };
@@ -381,6 +425,7 @@ mod tests {
             let known = TREE_OPTIONS.contains(&long.as_str())
                 || TREE_FILES.contains(&long.as_str())
                 || TREE_LIMITS.iter().any(|(n, _)| *n == long)
+                || TREE_COUNTS.iter().any(|(n, _)| *n == long)
                 || UNTRUSTED.iter().any(|(n, _)| *n == long)
                 || matches!(long.as_str(), "config" | "help" | "version");
             assert!(

@@ -7,7 +7,7 @@ use anyhow::Result;
 use ndup::dedup::{self, DedupReport};
 use ndup::find::Pipeline;
 
-use crate::cli::DedupArgs;
+use crate::cli::{DedupArgs, DedupFormatArg};
 use crate::exit::Exit;
 use crate::progress;
 use crate::sink::Output;
@@ -16,20 +16,43 @@ use crate::sink::Output;
 pub fn run(args: DedupArgs) -> Result<Exit> {
     let config = args.config()?;
     let output = Output::open(Some(&args.output))?;
+    let html_out = args
+        .html_report
+        .as_deref()
+        .map(|p| Output::open(Some(p)))
+        .transpose()?;
     // Writing over an input would destroy it before it is read again.
     let mut inputs = args.inputs.clone();
-    inputs.extend(args.input.files_from.iter().cloned());
+    inputs.extend(args.corpus.input.files_from.iter().cloned());
     output.refuse_inputs(&inputs, "output")?;
-    let bar = progress::Bar::for_stderr(args.quiet);
+    let html_output = args.format == DedupFormatArg::Html;
+    if html_output && html_out.is_some() {
+        anyhow::bail!(
+            "--format html already writes the HTML report to --output: drop --html-report"
+        );
+    }
+    if let Some(h) = &html_out {
+        if h.same_as(&output) || (h.is_stdout() && output.is_stdout()) {
+            anyhow::bail!(
+                "--output and --html-report name the same place ({}): give each its own file",
+                h.name().display()
+            );
+        }
+        h.refuse_inputs(&inputs, "HTML report")?;
+    }
+    let bar = progress::Bar::for_stderr(args.corpus.quiet);
     let mut pipeline = Pipeline::new(config)?;
     if let Some(bar) = &bar {
         pipeline = pipeline.with_progress(bar.clone());
     }
-    let jsonl = args.input.is_jsonl(&args.inputs)?;
+    let jsonl = args.corpus.input.is_jsonl(&args.inputs)?;
     let report = if jsonl {
         let mut sources = args.inputs.clone();
-        if let Some(list) = &args.input.files_from {
-            sources.extend(ndup::source::files::read_list(list, args.input.null)?);
+        if let Some(list) = &args.corpus.input.files_from {
+            sources.extend(ndup::source::files::read_list(
+                list,
+                args.corpus.input.null,
+            )?);
         }
         dedup::dedup_records(&pipeline, &sources, args.keep())?
     } else {
@@ -40,15 +63,33 @@ pub fn run(args: DedupArgs) -> Result<Exit> {
     }
 
     let name = output.name().to_string_lossy().to_ascii_lowercase();
+    // It reads the documents again, normalized as this run normalized them.
+    let html = ndup::report::Html::new(
+        pipeline.config(),
+        ndup::report::HtmlOptions {
+            max_pairs: args.html_max_pairs,
+            ..Default::default()
+        },
+    );
     output.write(|w| {
-        if jsonl {
+        if html_output {
+            html.write_dedup(&report, w)
+        } else if jsonl && report.is_parquet() {
+            // Parquet in, Parquet out: every column of the kept rows, and the schema.
+            report
+                .write_kept_parquet(w)
+                .map_err(|e| std::io::Error::other(e.to_string()))
+        } else if jsonl {
             write_compressed(&name, w, |w| report.write_kept_records(w))
         } else {
             ndup::report::dedup::write_list(&report, w)
         }
     })?;
+    if let Some(h) = html_out {
+        h.write(|w| html.write_dedup(&report, w))?;
+    }
 
-    if !args.quiet {
+    if !args.corpus.quiet {
         crate::messages::skips(&report.scan.skipped);
         eprintln!("{}", summary(&report));
     }

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use ndup::Error;
 use ndup::find::{Pipeline, SignedCorpus};
-use ndup::index::{Index, IndexParams, QueryDoc, QuerySource};
+use ndup::index::{Index, QueryDoc, QuerySource, SigningParams};
 use ndup::model::{Skip, SkipKind};
 use ndup::report as output;
 use ndup::report::Format;
@@ -55,14 +55,14 @@ fn open_for_sync(args: &IndexSyncArgs) -> Result<(Pipeline, Index)> {
     check_paths(&args.paths)?;
     // The index holds files, one document each: a JSON-lines corpus would become one document
     // made of all its records. Refused until records are indexed one by one.
-    if let Some(p) = args
-        .paths
-        .iter()
-        .find(|p| ndup::source::records::is_jsonl_path(p) || ndup::source::records::is_stdin(p))
-    {
+    if let Some(p) = args.paths.iter().find(|p| {
+        ndup::source::records::is_jsonl_path(p)
+            || ndup::source::records::is_stdin(p)
+            || ndup::source::parquet::dataset_files(p).is_some()
+    }) {
         anyhow::bail!(
-            "{}: the index holds files, one document each, not JSON-lines records; index the \
-             records' texts as files, or scan the corpus with `ndup scan`",
+            "{}: the index holds files, one document each, not JSON-lines or Parquet records; \
+             index the records' texts as files, or scan the corpus with `ndup scan`",
             p.display()
         );
     }
@@ -70,7 +70,7 @@ fn open_for_sync(args: &IndexSyncArgs) -> Result<(Pipeline, Index)> {
     if let Some(bar) = progress::Bar::for_stderr(args.quiet) {
         pipeline = pipeline.with_progress(bar);
     }
-    let index = Index::open_or_create(&args.index, &IndexParams::from_config(pipeline.config()))?;
+    let index = Index::open_or_create(&args.index, &SigningParams::from_config(pipeline.config()))?;
     Ok((pipeline, index))
 }
 
@@ -89,7 +89,7 @@ pub fn sign_with_index(
     index: &Path,
 ) -> Result<SignedCorpus> {
     check_paths(paths)?;
-    let params = IndexParams::from_config(pipeline.config());
+    let params = SigningParams::from_config(pipeline.config());
     let mut index = Index::open_or_create(index, &params)?;
     Ok(index.sign_files(pipeline, paths)?)
 }
@@ -107,7 +107,7 @@ pub fn run_query(args: QueryArgs) -> Result<Exit> {
     check_paths(&files)?;
     let index = Index::open_read_only(&args.index)?;
     let pipeline = Pipeline::new(config)?;
-    index.require(&IndexParams::from_config(pipeline.config()))?;
+    index.require(&SigningParams::from_config(pipeline.config()))?;
 
     // The documents in the order given; standard input once, as `-`.
     let mut docs: Vec<QueryDoc> = Vec::new();

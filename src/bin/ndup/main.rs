@@ -10,6 +10,7 @@ mod messages;
 mod progress;
 mod scan_cmd;
 mod shell_cmd;
+mod sign_cmd;
 mod sink;
 mod tune_cmd;
 
@@ -67,6 +68,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Tune(args) => tune_cmd::run(args),
         Command::Compare(args) => compare_cmd::run(*args),
         Command::Dedup(args) => dedup_cmd::run(*args),
+        Command::Sign(args) => sign_cmd::run(*args),
         Command::Index(cmd) => index_cmd::run_index(cmd),
         Command::Query(args) => index_cmd::run_query(*args),
         Command::Completions(args) => shell_cmd::run_completions(args),

@@ -76,6 +76,11 @@ fn library(e: &ndup::Error) -> String {
             path.display(),
             differences.render(|p| flag(p).into())
         ),
+        Error::ShardParams { path, differences } => format!(
+            "{}: {}; sign again, or scan with the flags the shards were signed with",
+            path.display(),
+            differences.render(|p| flag(p).into())
+        ),
         Error::TooManyShingles { shingles, max } => format!(
             "exact mode handles at most {max} shingles in all, and this corpus has {shingles}; \
              use MinHash mode (without --exact)"

@@ -64,6 +64,9 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
             let corpus = crate::index_cmd::sign_with_index(&pipeline, &args.paths, index)?;
             pipeline.find_pairs(corpus, start)?
         }
+        None if !args.signatures.is_empty() => {
+            ndup::shards::scan_signatures(&pipeline, &args.signatures)?
+        }
         None if jsonl => {
             let mut sources = args.paths.clone();
             if let Some(list) = &args.input.files_from {
@@ -95,7 +98,17 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     };
 
     // The report is written in full before the exit status is decided.
-    let reporter = output::reporter(format);
+    // The HTML report reads documents again, normalized as this scan normalized them.
+    let reporter: Box<dyn output::Reporter> = match format {
+        Format::Html => Box::new(output::Html::new(
+            pipeline.config(),
+            output::HtmlOptions {
+                max_pairs: args.html_max_pairs,
+                ..Default::default()
+            },
+        )),
+        _ => output::reporter(format),
+    };
     // A reader that stops early (`| head`) closes the pipe: not a failure, but the gates below
     // still decide the exit status, or a CI job piping the report would always pass.
     // The reader is gone, so the run ends quietly (as ripgrep does), with the gates' verdict.

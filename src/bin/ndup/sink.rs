@@ -134,11 +134,14 @@ impl Output {
     }
 
     /// Calls `write` with the destination and finishes it (renames a replaced file into place).
-    pub fn write(self, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    pub fn write(
+        self,
+        write: impl FnOnce(&mut (dyn Write + Send)) -> std::io::Result<()>,
+    ) -> Result<()> {
         match self.target {
             Target::Stdout => {
-                let stdout = std::io::stdout();
-                let mut out = BufWriter::new(stdout.lock());
+                // Not locked: a Parquet writer needs a destination it could send to a thread.
+                let mut out = BufWriter::new(std::io::stdout());
                 write(&mut out)
                     .and_then(|()| out.flush())
                     .context("writing the report")

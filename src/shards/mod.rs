@@ -1,0 +1,498 @@
+//! Signature shards: the map stage of a scan, written to Parquet so that the rest of the work can
+//! be done elsewhere (by `ndup scan --signatures`, or by a Spark job grouping band keys).
+//!
+//! [`sign`] reads a corpus by the one document loop of [`crate::find`] and writes one row per
+//! document, in input order, into `part-00000.parquet`, `part-00001.parquet`... of a directory:
+//!
+//! | column | type | what |
+//! | --- | --- | --- |
+//! | `doc` | int64 | the document's position in the input, from 0 (empty documents count) |
+//! | `id` | string | its id, as a scan reports it |
+//! | `source` | string | the file, or the JSON-lines source it came from |
+//! | `line` | int64, null for files | the record's line number, from 1 |
+//! | `chars` | int64 | the length of its text as read, in characters (for `--keep longest`) |
+//! | `fingerprint` | fixed_size_binary(16) | xxh3-128 of the normalized text, big-endian: equal for exact duplicates |
+//! | `signature` | list\<int32\>, null when empty | the MinHash slots, each u32 stored by its bits |
+//! | `bands` | list\<int64\>, null when empty | the LSH key of each band, each u64 stored by its bits |
+//!
+//! The file's key-value metadata holds `ndup.format_version` and `ndup.params`, the
+//! [`SigningParams`] as JSON: shards are read together only when those agree, and a scan of
+//! them only with the same parameters, so that a key of one shard means what it means in another.
+//!
+//! [`scan_signatures`] reads shards back and runs phase two of a scan (LSH, verification by
+//! signature agreement, clusters): the same pairs as a scan of the corpus with
+//! `--verify signature`. The texts are not in the shards, so nothing can verify exactly.
+
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::builder::{
+    FixedSizeBinaryBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder,
+};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int32Type;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use xxhash_rust::xxh3::xxh3_128;
+
+use crate::candidates::lsh::band_hash;
+use crate::error::{Error, Result};
+use crate::find::params::SigningParams;
+use crate::find::read::{Raw, Sketcher};
+use crate::find::{Pipeline, ScanReport, Scratch, SignedCorpus};
+use crate::model::{Skip, Stats};
+use crate::source::texts::{SharedTexts, Texts};
+use crate::source::{Document, Origin, Source};
+use crate::verify::VerifyMode;
+
+/// The shard format; bumped when a column changes meaning.
+pub const SHARD_FORMAT_VERSION: u32 = 1;
+
+/// Rows per shard file by default.
+pub const DEFAULT_SHARD_ROWS: usize = 1_000_000;
+
+/// Rows per Parquet row group, and per batch when reading.
+const BATCH_ROWS: usize = 65_536;
+
+const META_VERSION: &str = "ndup.format_version";
+const META_PARAMS: &str = "ndup.params";
+
+/// What [`sign`] did.
+#[derive(Debug, Clone, Default)]
+pub struct SignReport {
+    /// The shard files written, in order.
+    pub shards: Vec<PathBuf>,
+    /// Documents written (empty ones included).
+    pub documents: u64,
+    /// Documents with no text after normalization (a row with no signature).
+    pub empty: u64,
+    /// What was skipped (binary, unreadable, malformed...), not written.
+    pub skipped: Vec<Skip>,
+}
+
+/// What the sign stage keeps of a document.
+struct Signed {
+    chars: u64,
+    print: u128,
+    signature: Option<Vec<u32>>,
+}
+
+struct SignSketcher<'a>(&'a Pipeline);
+
+impl Sketcher for SignSketcher<'_> {
+    type Sketch = Signed;
+
+    // Never `None`: an empty document still has a row (and a fingerprint).
+    fn sketch(&self, s: &mut Scratch, raw: &Raw<'_>) -> Option<Signed> {
+        Some(Signed {
+            chars: raw.text.chars().count() as u64,
+            print: xxh3_128(s.text.as_bytes()),
+            signature: self.0.sign_normalized(s),
+        })
+    }
+}
+
+fn schema() -> SchemaRef {
+    let item = |t: DataType| Arc::new(Field::new("item", t, true));
+    Arc::new(Schema::new(vec![
+        Field::new("doc", DataType::Int64, false),
+        Field::new("id", DataType::Utf8, false),
+        Field::new("source", DataType::Utf8, false),
+        Field::new("line", DataType::Int64, true),
+        Field::new("chars", DataType::Int64, false),
+        Field::new("fingerprint", DataType::FixedSizeBinary(16), false),
+        Field::new("signature", DataType::List(item(DataType::Int32)), true),
+        Field::new("bands", DataType::List(item(DataType::Int64)), true),
+    ]))
+}
+
+fn parquet_error(path: &Path) -> impl Fn(parquet::errors::ParquetError) -> Error + '_ {
+    move |e| Error::Io {
+        path: path.to_path_buf(),
+        source: io::Error::other(e.to_string()),
+    }
+}
+
+fn arrow_error(path: &Path) -> impl Fn(arrow_schema::ArrowError) -> Error + '_ {
+    move |e| Error::Io {
+        path: path.to_path_buf(),
+        source: io::Error::other(e.to_string()),
+    }
+}
+
+fn io_error(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The shard files of `dir`, sorted by name.
+fn shard_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).map_err(io_error(dir))? {
+        let path = entry.map_err(io_error(dir))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with("part-") && name.ends_with(".parquet") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Signs every document of `source` with `pipeline` (which must use signatures) and writes the
+/// shards into `dir`, made if missing; a directory that already holds shards is refused rather
+/// than mixed with. Each shard has at most `shard_rows` rows.
+pub fn sign(
+    pipeline: &Pipeline,
+    source: &Source,
+    dir: &Path,
+    shard_rows: usize,
+) -> Result<SignReport> {
+    let config = pipeline.config();
+    let Some(sig) = config.signatures() else {
+        return Err(Error::BadInput {
+            path: dir.to_path_buf(),
+            reason: "signature shards hold MinHash signatures: sign with a signature sketch".into(),
+        });
+    };
+    let lsh = sig.lsh;
+    fs::create_dir_all(dir).map_err(io_error(dir))?;
+    if let Some(old) = shard_files(dir)?.first() {
+        return Err(Error::BadInput {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "the directory already holds signature shards ({}); remove them or sign into \
+                 another directory",
+                old.file_name().unwrap_or_default().to_string_lossy()
+            ),
+        });
+    }
+    let corpus = pipeline.read(source, &SignSketcher(pipeline))?;
+    let params =
+        serde_json::to_string(&SigningParams::from_config(config)).expect("parameters serialize");
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(BATCH_ROWS))
+        .set_key_value_metadata(Some(vec![
+            KeyValue::new(META_VERSION.into(), SHARD_FORMAT_VERSION.to_string()),
+            KeyValue::new(META_PARAMS.into(), params),
+        ]))
+        .build();
+
+    let mut report = SignReport {
+        skipped: corpus.skipped,
+        ..Default::default()
+    };
+    // Every document has a sketch (see `SignSketcher`), in input order.
+    let docs: Vec<(&Document, &Signed)> = corpus
+        .sketched
+        .iter()
+        .map(|&d| &corpus.documents[d as usize])
+        .zip(&corpus.sketches)
+        .collect();
+    for (n, chunk) in docs.chunks(shard_rows.max(1)).enumerate() {
+        let path = dir.join(format!("part-{n:05}.parquet"));
+        // Written under a temporary name and renamed, so a shard that exists is whole.
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".part-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(io_error(dir))?;
+        let file = tmp.as_file_mut().try_clone().map_err(io_error(&path))?;
+        let mut writer = ArrowWriter::try_new(file, schema(), Some(props.clone()))
+            .map_err(parquet_error(&path))?;
+        let first = n * shard_rows.max(1);
+        for (b, batch) in chunk.chunks(BATCH_ROWS).enumerate() {
+            let batch = to_batch(batch, first + b * BATCH_ROWS, sig.num_perm, lsh, &path)?;
+            writer.write(&batch).map_err(parquet_error(&path))?;
+        }
+        writer.close().map_err(parquet_error(&path))?;
+        tmp.persist(&path).map_err(|e| io_error(&path)(e.error))?;
+        report.shards.push(path);
+    }
+    report.documents = docs.len() as u64;
+    report.empty = docs.iter().filter(|(_, s)| s.signature.is_none()).count() as u64;
+    Ok(report)
+}
+
+fn to_batch(
+    rows: &[(&Document, &Signed)],
+    first: usize,
+    num_perm: usize,
+    lsh: crate::candidates::lsh::LshParams,
+    path: &Path,
+) -> Result<RecordBatch> {
+    let n = rows.len();
+    let mut doc = Int64Builder::with_capacity(n);
+    let mut id = StringBuilder::with_capacity(n, n * 16);
+    let mut source = StringBuilder::with_capacity(n, n * 16);
+    let mut line = Int64Builder::with_capacity(n);
+    let mut chars = Int64Builder::with_capacity(n);
+    let mut print = FixedSizeBinaryBuilder::with_capacity(n, 16);
+    let mut sigs = ListBuilder::with_capacity(Int32Builder::with_capacity(n * num_perm), n);
+    let mut bands = ListBuilder::with_capacity(Int64Builder::with_capacity(n * lsh.bands), n);
+    for (i, (d, s)) in rows.iter().enumerate() {
+        doc.append_value((first + i) as i64);
+        id.append_value(&d.id);
+        match &d.origin {
+            Origin::File(p) => {
+                source.append_value(p.to_string_lossy());
+                line.append_null();
+            }
+            Origin::Record {
+                source: src,
+                line: l,
+                ..
+            } => {
+                source.append_value(src.name());
+                line.append_value(*l as i64);
+            }
+            Origin::Text { .. } => {
+                source.append_value("");
+                line.append_null();
+            }
+        }
+        chars.append_value(s.chars as i64);
+        print
+            .append_value(s.print.to_be_bytes())
+            .map_err(arrow_error(path))?;
+        match &s.signature {
+            Some(sig) => {
+                sigs.values()
+                    .append_slice(bytemuck::cast_slice::<u32, i32>(sig));
+                sigs.append(true);
+                for b in 0..lsh.bands {
+                    let key = band_hash(&sig[b * lsh.rows..(b + 1) * lsh.rows]);
+                    bands.values().append_value(key as i64);
+                }
+                bands.append(true);
+            }
+            None => {
+                sigs.append_null();
+                bands.append_null();
+            }
+        }
+    }
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(doc.finish()),
+        Arc::new(id.finish()),
+        Arc::new(source.finish()),
+        Arc::new(line.finish()),
+        Arc::new(chars.finish()),
+        Arc::new(print.finish()),
+        Arc::new(sigs.finish()),
+        Arc::new(bands.finish()),
+    ];
+    RecordBatch::try_new(schema(), columns).map_err(arrow_error(path))
+}
+
+/// The documents of shards: their texts were not kept, so none can be read again (exact
+/// verification and reports that show texts have nothing to read).
+#[derive(Debug)]
+struct TextsNotKept(usize);
+
+impl Texts for TextsNotKept {
+    fn len(&self) -> usize {
+        self.0
+    }
+
+    fn id(&self, i: usize) -> std::borrow::Cow<'_, str> {
+        i.to_string().into()
+    }
+
+    fn text(&self, _i: usize) -> Option<&str> {
+        None
+    }
+}
+
+/// Reads the shards of `dirs` (directories of `part-*.parquet`, or shard files), in order, as
+/// the signed corpus of a scan with `run`'s parameters. Shards made with other parameters than
+/// the first, or than `run`, are refused with a message naming what differs.
+pub fn read_shards(dirs: &[PathBuf], run: &SigningParams) -> Result<SignedCorpus> {
+    let mut files = Vec::new();
+    for d in dirs {
+        if d.is_dir() {
+            let found = shard_files(d)?;
+            if found.is_empty() {
+                return Err(Error::BadInput {
+                    path: d.clone(),
+                    reason: "no signature shards (part-*.parquet) in this directory".into(),
+                });
+            }
+            files.extend(found);
+        } else {
+            crate::source::files::check_exists(d)?;
+            files.push(d.clone());
+        }
+    }
+    let mut corpus = SignedCorpus::default();
+    let mut first: Option<(PathBuf, SigningParams)> = None;
+    let num_perm = run.num_perm;
+    let mut pending_docs: Vec<(String, bool)> = Vec::new();
+    for path in &files {
+        let file = File::open(path).map_err(io_error(path))?;
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::BadInput {
+                path: path.clone(),
+                reason: format!("not a Parquet file ({e})"),
+            })?;
+        let params = shard_params(
+            path,
+            builder.metadata().file_metadata().key_value_metadata(),
+        )?;
+        let name = |p: &Path| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        };
+        match &first {
+            None => {
+                params
+                    .check(run, "signed with ", ", this run uses ")
+                    .map_err(|differences| Error::ShardParams {
+                        path: path.clone(),
+                        differences,
+                    })?;
+                first = Some((path.clone(), params));
+            }
+            Some((first_path, first_params)) => {
+                params
+                    .check(
+                        first_params,
+                        "signed with ",
+                        &format!(", {} with ", name(first_path)),
+                    )
+                    .map_err(|differences| Error::ShardParams {
+                        path: path.clone(),
+                        differences,
+                    })?;
+            }
+        }
+        let reader = builder
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(parquet_error(path))?;
+        for batch in reader {
+            let batch = batch.map_err(arrow_error(path))?;
+            read_batch(&batch, path, num_perm, &mut corpus, &mut pending_docs)?;
+        }
+    }
+    let texts = SharedTexts::new(TextsNotKept(pending_docs.len()));
+    corpus.documents = pending_docs
+        .into_iter()
+        .enumerate()
+        .map(|(index, (id, empty))| Document {
+            id,
+            origin: Origin::Text {
+                texts: texts.clone(),
+                index,
+            },
+            empty,
+        })
+        .collect();
+    corpus.stats = Stats {
+        documents: corpus.documents.len() as u64,
+        empty: corpus.documents.iter().filter(|d| d.empty).count() as u64,
+        ..Stats::default()
+    };
+    Ok(corpus)
+}
+
+fn shard_params(path: &Path, meta: Option<&Vec<KeyValue>>) -> Result<SigningParams> {
+    let get = |key: &str| {
+        meta.and_then(|m| m.iter().find(|kv| kv.key == key))
+            .and_then(|kv| kv.value.clone())
+    };
+    let not_shard = |why: &str| Error::BadInput {
+        path: path.to_path_buf(),
+        reason: format!("not an ndup signature shard ({why}); make shards with `ndup sign`"),
+    };
+    match get(META_VERSION) {
+        None => return Err(not_shard("no ndup.format_version")),
+        Some(v) if v != SHARD_FORMAT_VERSION.to_string() => {
+            return Err(not_shard(&format!(
+                "format version {v}, this ndup reads version {SHARD_FORMAT_VERSION}"
+            )));
+        }
+        Some(_) => {}
+    }
+    let params = get(META_PARAMS).ok_or_else(|| not_shard("no ndup.params"))?;
+    serde_json::from_str(&params).map_err(|e| not_shard(&format!("bad ndup.params: {e}")))
+}
+
+fn read_batch(
+    batch: &RecordBatch,
+    path: &Path,
+    num_perm: usize,
+    corpus: &mut SignedCorpus,
+    docs: &mut Vec<(String, bool)>,
+) -> Result<()> {
+    let bad = |reason: String| Error::BadInput {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let column = |name: &str| {
+        batch
+            .column_by_name(name)
+            .ok_or_else(|| bad(format!("no `{name}` column")))
+    };
+    let ids = column("id")?
+        .as_string_opt::<i32>()
+        .ok_or_else(|| bad("`id` is not a string column".into()))?;
+    let sigs = column("signature")?
+        .as_list_opt::<i32>()
+        .ok_or_else(|| bad("`signature` is not a list column".into()))?;
+    for row in 0..batch.num_rows() {
+        if ids.is_null(row) {
+            return Err(bad(format!("row {row} has no id")));
+        }
+        let doc = docs.len() as u32;
+        if sigs.is_null(row) {
+            docs.push((ids.value(row).to_owned(), true));
+            continue;
+        }
+        let sig = sigs.value(row);
+        let sig = sig
+            .as_primitive_opt::<Int32Type>()
+            .ok_or_else(|| bad("`signature` items are not int32".into()))?;
+        if sig.len() != num_perm || sig.null_count() > 0 {
+            return Err(bad(format!(
+                "the signature of `{}` has {} slots, not {num_perm}",
+                ids.value(row),
+                sig.len()
+            )));
+        }
+        corpus
+            .signatures
+            .extend(sig.values().iter().map(|&v| v as u32));
+        corpus.signed.push(doc);
+        docs.push((ids.value(row).to_owned(), false));
+    }
+    Ok(())
+}
+
+/// Phase two of a scan on signature shards: LSH, verification by signature agreement, the
+/// report. `pipeline` must have the shards' parameters; its verification must not need the
+/// texts (`signature` or `none`).
+pub fn scan_signatures(pipeline: &Pipeline, dirs: &[PathBuf]) -> Result<ScanReport> {
+    let config = pipeline.config();
+    if matches!(config.verify, VerifyMode::Auto | VerifyMode::Exact) {
+        return Err(Error::InvalidConfig(crate::problem![
+            "signature shards hold no text: verify by signature (or none), not exactly"
+        ]));
+    }
+    let start = Instant::now();
+    let corpus = read_shards(dirs, &SigningParams::from_config(config))?;
+    pipeline.find_pairs(corpus, start)
+}

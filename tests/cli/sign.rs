@@ -1,0 +1,289 @@
+//! `ndup sign` and `ndup scan --signatures`: the map stage written as Parquet shards, and phase
+//! two run on them, with the same pairs and clusters as a scan of the corpus.
+
+use std::fs::File;
+
+use arrow_array::Array;
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use serde_json::json;
+
+use super::util::{Dir, Run};
+use crate::corpus::{edited, text};
+
+/// A JSON-lines corpus with near-duplicates in families, exact copies and an empty record.
+fn corpus(d: &Dir, name: &str) {
+    let mut lines = Vec::new();
+    for f in 0..40u64 {
+        for v in 0..(f % 4 + 1) {
+            let t = if v == 0 {
+                text(900 + f, 150)
+            } else {
+                edited(900 + f, 150, v as usize * 2)
+            };
+            lines.push(json!({"id": format!("f{f}-v{v}"), "text": t}).to_string());
+        }
+    }
+    lines.push(json!({"id": "copy", "text": text(900, 150)}).to_string());
+    lines.push(json!({"id": "blank", "text": "  "}).to_string());
+    d.create(name, lines.join("\n") + "\n");
+}
+
+/// A run's pairs (ids and estimate) and clusters.
+type Found = (Vec<(String, String, f64)>, Vec<Vec<String>>);
+
+fn results(run: &Run) -> Found {
+    let pairs = run
+        .pairs()
+        .into_iter()
+        .map(|p| (p.a, p.b, p.estimate))
+        .collect();
+    (pairs, run.clusters())
+}
+
+#[test]
+fn a_scan_of_the_shards_finds_what_a_scan_of_the_corpus_finds() {
+    let d = Dir::new();
+    corpus(&d, "c.jsonl");
+    let run = d
+        .ndup()
+        .args(["sign", "c.jsonl", "--out", "shards", "--shard-rows", "30"])
+        .ok();
+    assert!(
+        run.stderr
+            .contains("ndup: 102 documents (1 empty), 0 skipped, signed into 4 shards in shards"),
+        "{}",
+        run.describe()
+    );
+    for flags in [
+        &["--threshold", "0.8"][..],
+        &["--threshold", "0.6", "--num-perm", "64"],
+    ] {
+        if flags.len() > 2 {
+            d.ndup()
+                .args(["sign", "c.jsonl", "--out", "shards64"])
+                .args(flags)
+                .ok();
+        }
+        let dir = if flags.len() > 2 {
+            "shards64"
+        } else {
+            "shards"
+        };
+        let direct = d
+            .scan()
+            .args(["c.jsonl", "--verify", "signature"])
+            .args(flags)
+            .ok();
+        let shards = d.scan().args(["--signatures", dir]).args(flags).ok();
+        assert!(!direct.pairs().is_empty());
+        assert_eq!(results(&shards), results(&direct), "{}", shards.describe());
+        let direct = d
+            .scan()
+            .args(["c.jsonl", "--verify", "signature", "--clusters"])
+            .args(flags)
+            .ok();
+        let shards = d
+            .scan()
+            .args(["--signatures", dir, "--clusters"])
+            .args(flags)
+            .ok();
+        assert!(direct.clusters().len() >= 10);
+        assert_eq!(results(&shards), results(&direct));
+        assert_eq!(shards.count("documents"), 102);
+        assert_eq!(shards.count("empty"), 1);
+    }
+}
+
+#[test]
+fn files_sign_too_and_shards_are_the_same_whatever_the_threads() {
+    let d = Dir::new();
+    for i in 0..12u64 {
+        d.create(
+            &format!("docs/{i:02}.md"),
+            edited(40 + i / 3, 120, (i % 3) as usize),
+        );
+    }
+    d.create("docs/logo.png", b"\0PNG");
+    d.ndup()
+        .args(["-j", "1", "sign", "docs", "--out", "one"])
+        .ok();
+    d.ndup()
+        .args(["-j", "2", "sign", "docs", "--out", "two"])
+        .ok();
+    let bytes = |dir: &str| std::fs::read(d.path().join(dir).join("part-00000.parquet")).unwrap();
+    assert_eq!(bytes("one"), bytes("two"));
+    let direct = d.scan().args(["docs", "--verify", "signature"]).ok();
+    let shards = d.scan().args(["--signatures", "one"]).ok();
+    assert_eq!(results(&shards), results(&direct));
+    assert_eq!(shards.count("documents"), 12);
+}
+
+/// The columns hold what the module documents: order, ids, origins, lengths, fingerprints,
+/// signatures and band keys.
+#[test]
+fn shard_columns_hold_each_document_in_input_order() {
+    const B: &str = "ünï côdé text of its own, long enough to be shingled";
+    let d = Dir::new();
+    let a = text(5, 80);
+    let lines = [
+        json!({"id": "a", "text": a}).to_string(),
+        json!({"id": "same", "text": format!("  {}", a.to_uppercase())}).to_string(),
+        json!({"id": "empty", "text": ""}).to_string(),
+        json!({"id": "b", "text": B}).to_string(),
+    ];
+    d.create("c.jsonl", lines.join("\n") + "\n");
+    d.ndup()
+        .args([
+            "sign", "c.jsonl", "--out", "s", "--bands", "16", "--rows", "8",
+        ])
+        .ok();
+    let file = File::open(d.path().join("s/part-00000.parquet")).unwrap();
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let meta = builder
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .unwrap();
+    let params = meta.iter().find(|kv| kv.key == "ndup.params").unwrap();
+    let params: serde_json::Value = serde_json::from_str(params.value.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        (params["num_perm"].as_u64(), params["bands"].as_u64()),
+        (Some(128), Some(16))
+    );
+    let batch = builder.build().unwrap().next().unwrap().unwrap();
+    assert_eq!(batch.num_rows(), 4);
+    let col = |n: &str| batch.column_by_name(n).unwrap().clone();
+    let docs: Vec<i64> = col("doc").as_primitive::<Int64Type>().values().to_vec();
+    assert_eq!(docs, [0, 1, 2, 3]);
+    let ids = col("id");
+    let ids: Vec<&str> = (0..4).map(|i| ids.as_string::<i32>().value(i)).collect();
+    assert_eq!(ids, ["a", "same", "empty", "b"]);
+    let lines = col("line");
+    let lines = lines.as_primitive::<Int64Type>();
+    assert_eq!(lines.values().to_vec(), [1, 2, 3, 4]);
+    assert_eq!(col("source").as_string::<i32>().value(0), "c.jsonl");
+    let chars = col("chars");
+    let chars = chars.as_primitive::<Int64Type>();
+    assert_eq!(chars.value(3), B.chars().count() as i64);
+    assert!(B.len() > B.chars().count());
+    // Normalization makes "a" and "same" one text: one fingerprint, one signature.
+    let prints = col("fingerprint");
+    let prints = prints.as_fixed_size_binary();
+    assert_eq!(prints.value(0), prints.value(1));
+    assert_ne!(prints.value(0), prints.value(3));
+    let sigs = col("signature");
+    let sigs = sigs.as_list::<i32>();
+    assert!(sigs.is_null(2), "the empty document has no signature");
+    let sig = |i: usize| sigs.value(i).as_primitive::<Int32Type>().values().to_vec();
+    assert_eq!(sig(0).len(), 128);
+    assert_eq!(sig(0), sig(1));
+    let bands = col("bands");
+    let bands = bands.as_list::<i32>();
+    let keys = |i: usize| bands.value(i).as_primitive::<Int64Type>().values().to_vec();
+    assert_eq!(keys(0).len(), 16);
+    assert_eq!(keys(0), keys(1));
+    // A band key depends only on its band's slots.
+    let (s0, s3) = (sig(0), sig(3));
+    for b in 0..16 {
+        let same_slots = s0[b * 8..(b + 1) * 8] == s3[b * 8..(b + 1) * 8];
+        assert_eq!(keys(0)[b] == keys(3)[b], same_slots, "band {b}");
+    }
+}
+
+#[test]
+fn shards_made_or_scanned_with_other_parameters_are_refused() {
+    let d = Dir::new();
+    corpus(&d, "c.jsonl");
+    d.ndup().args(["sign", "c.jsonl", "--out", "a"]).ok();
+    d.ndup()
+        .args([
+            "sign",
+            "c.jsonl",
+            "--out",
+            "b",
+            "--num-perm",
+            "64",
+            "--seed",
+            "7",
+        ])
+        .ok();
+    let run = d
+        .scan()
+        .args(["--signatures", "a", "--num-perm", "64"])
+        .code(2);
+    eqnice!(
+        vec![
+            "ndup: a/part-00000.parquet: signed with --num-perm 128, this run uses 64; with \
+             --bands 18, this run uses 12; with --rows 7, this run uses 5; sign again, or scan \
+             with the flags the shards were signed with"
+        ],
+        run.stderr_lines()
+    );
+    let run = d
+        .scan()
+        .args(["--signatures", "a", "--signatures", "b/part-00000.parquet"])
+        .code(2);
+    assert!(
+        run.stderr.contains(
+            "ndup: b/part-00000.parquet: signed with --num-perm 64, part-00000.parquet with 128"
+        ),
+        "{}",
+        run.describe()
+    );
+    assert!(run.stderr.contains("--seed 7"), "{}", run.describe());
+}
+
+#[test]
+fn what_sign_and_scan_signatures_refuse() {
+    let d = Dir::new();
+    corpus(&d, "c.jsonl");
+    d.ndup().args(["sign", "c.jsonl", "--out", "s"]).ok();
+    let run = d.ndup().args(["sign", "c.jsonl", "--out", "s"]).code(2);
+    eqnice!(
+        vec![
+            "ndup: s: the directory already holds signature shards (part-00000.parquet); \
+             remove them or sign into another directory"
+        ],
+        run.stderr_lines()
+    );
+    let run = d
+        .scan()
+        .args(["--signatures", "s", "--verify", "exact"])
+        .code(2);
+    assert!(
+        run.stderr.contains("--verify exact cannot read them"),
+        "{}",
+        run.describe()
+    );
+    let run = d.scan().args(["--signatures", "s", "c.jsonl"]).code(2);
+    assert!(
+        run.stderr.contains("cannot be used with"),
+        "{}",
+        run.describe()
+    );
+    d.mkdir("none");
+    let run = d.scan().args(["--signatures", "none"]).code(2);
+    eqnice!(
+        vec!["ndup: none: no signature shards (part-*.parquet) in this directory"],
+        run.stderr_lines()
+    );
+    d.create("fake/part-00000.parquet", "not parquet at all");
+    let run = d.scan().args(["--signatures", "fake"]).code(2);
+    assert!(
+        run.stderr
+            .starts_with("ndup: fake/part-00000.parquet: not a Parquet file"),
+        "{}",
+        run.describe()
+    );
+    let run = d
+        .ndup()
+        .args(["sign", "c.jsonl", "--out", "x", "--sketch", "modulo"])
+        .code(2);
+    assert!(
+        run.stderr.contains("ndup sign needs a signature sketch"),
+        "{}",
+        run.describe()
+    );
+}
