@@ -1,0 +1,962 @@
+#!/usr/bin/env python3
+"""ndup on Spark: near-duplicate detection and deduplication of corpora too large for one machine.
+
+    spark-submit spark/ndup_spark.py corpus/*.jsonl --ndup target/release/ndup --out result/
+    python spark/ndup_spark.py data/train/ --text-field content --out result/ --keep longest
+
+The map stage is ndup itself: each Spark partition of the input is piped, as JSON lines, through
+`ndup sign - --out <executor temp dir>`, and the signature shard it writes is read back as Arrow.
+Everything after it is Spark DataFrames, reproducing ndup's own rules exactly:
+
+1. **Order and ids.** Every input row gets a key `(file, block, pos)`: the file's place in the
+   input list, the byte offset of the Spark split that holds it, and its place in that split. The
+   executors report how many lines (rows) and documents each split holds; the driver turns those
+   counts into offsets, so each document gets `ord` (its line's position in the whole input),
+   `line` (its line in its file, from 1) and `doc` (its position among the documents, from 0, as
+   `ndup sign` numbers them), whatever the order in which Spark ran the partitions.
+2. **Candidates.** The band keys are exploded into `(band, key, ord, fingerprint)` rows and
+   grouped by `(band, key)`, one shuffle. A bucket of at most `--max-bucket` members links every
+   pair of them; a larger one links each member to its center, the member with the smallest
+   `ord` (`LshIndex::candidates`). Pairs are the union over the bands.
+3. **Verification** by signature agreement: `m` equal slots of `num_perm`, accepted when
+   `m >= ceil(threshold * num_perm - 1e-9)` (`Verifier::decide`, `--verify signature`).
+4. **Clusters**: connected components of the accepted pairs, by the large-star/small-star
+   algorithm (Kiveris et al. 2014) in DataFrames (see `connected_components`).
+5. **Dedup** as `ndup dedup` (`src/dedup.rs`): exact duplicates first (same 128-bit fingerprint
+   of the normalized text: a duplicate of the first in input order, which alone is a candidate
+   for LSH), near-duplicate pairs among those first documents, components of exact links and
+   verified pairs, one document kept per component by `--keep first|longest|shortest`.
+
+Outputs, under `--out DIR`:
+
+- `DIR/pairs` (Parquet): `a`, `b` (ids, `a < b`), `estimate`, `doc_a`, `doc_b`: the pairs of
+  `ndup scan --verify signature` (with `--mode dedup`: the pairs among distinct texts that
+  `ndup dedup` joins, instead).
+- `DIR/clusters` (Parquet), one row per document: `doc`, `id`, `source`, `line`, `cluster` (the
+  smallest id of its dedup component), `size`, `keep`, `kept` (the id kept for it), `reason`
+  (`exact`/`near`, null when kept) and, with `--mode full`, `scan_cluster`: the smallest id of
+  its cluster as `ndup scan --clusters` reports it (null when it is in no pair).
+- `DIR/dedup`: the kept input rows, in input order: JSON-lines input gives text part files whose
+  lines are the kept records byte for byte; Parquet input gives Parquet with the input's
+  columns.
+- `DIR/metrics.json`: time, shuffle bytes and counts per stage.
+
+See docs/scale-out.md for the design and its costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+
+# Executors run this interpreter unless told otherwise (local mode, or a cluster whose nodes
+# have the same environment): pyarrow must be importable there.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+from pyspark import StorageLevel  # noqa: E402
+from pyspark.sql import DataFrame, SparkSession  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
+from pyspark.sql import types as T  # noqa: E402
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".jsonl.zst", ".ndjson.zst")
+
+# What the signing stage returns: one row per document (kind 0), and one per input split
+# (kind 1) with the split's counts of lines and documents.
+SIGNED_SCHEMA = T.StructType(
+    [
+        T.StructField("kind", T.IntegerType(), False),
+        T.StructField("file", T.IntegerType(), False),
+        T.StructField("block", T.LongType(), False),
+        T.StructField("pos", T.LongType(), True),
+        T.StructField("bdoc", T.LongType(), True),
+        T.StructField("pline", T.LongType(), True),
+        T.StructField("id", T.StringType(), True),
+        T.StructField("chars", T.LongType(), True),
+        T.StructField("fp_hi", T.LongType(), True),
+        T.StructField("fp_lo", T.LongType(), True),
+        T.StructField("signature", T.ArrayType(T.IntegerType()), True),
+        T.StructField("bands", T.ArrayType(T.LongType()), True),
+        T.StructField("n_lines", T.LongType(), True),
+        T.StructField("n_docs", T.LongType(), True),
+    ]
+)
+_SIGNED_ARROW = pa.schema(
+    [
+        ("kind", pa.int32()),
+        ("file", pa.int32()),
+        ("block", pa.int64()),
+        ("pos", pa.int64()),
+        ("bdoc", pa.int64()),
+        ("pline", pa.int64()),
+        ("id", pa.string()),
+        ("chars", pa.int64()),
+        ("fp_hi", pa.int64()),
+        ("fp_lo", pa.int64()),
+        ("signature", pa.list_(pa.int32())),
+        ("bands", pa.list_(pa.int64())),
+        ("n_lines", pa.int64()),
+        ("n_docs", pa.int64()),
+    ]
+)
+
+
+class JobError(Exception):
+    """A problem with the input or the arguments, reported without a traceback."""
+
+
+# --------------------------------------------------------------------------------------------
+# Arguments
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        prog="ndup_spark.py",
+        description="Near-duplicate detection and deduplication on Spark, with ndup as the map "
+        "stage. Results are those of `ndup scan --verify signature [--clusters]` and "
+        "`ndup dedup` on the same corpus.",
+    )
+    ap.add_argument("inputs", nargs="+", metavar="INPUT",
+                    help="JSON-lines files, or Parquet files and directories of them, read in the "
+                    "order given (directories walked in sorted order); any filesystem Spark "
+                    "reads (file:, hdfs:, s3a:...)")
+    ap.add_argument("--out", required=True, metavar="DIR",
+                    help="output directory: DIR/pairs, DIR/clusters, DIR/dedup, DIR/metrics.json")
+    ap.add_argument("--format", choices=["auto", "jsonl", "parquet"], default="auto",
+                    help="input format (auto: by the file names, .parquet or JSON lines)")
+    ap.add_argument("--text-field", default="text", metavar="FIELD",
+                    help="dotted path of the text (a column of Parquet)")
+    ap.add_argument("--id-field", default="id", metavar="FIELD",
+                    help="dotted path of the id (a record without one is named by its line)")
+    ap.add_argument("--threshold", type=float, default=0.8, metavar="T")
+    ap.add_argument("--num-perm", type=int, metavar="N")
+    ap.add_argument("--bands", type=int, metavar="B")
+    ap.add_argument("--rows", type=int, metavar="R")
+    ap.add_argument("--seed", type=int, metavar="S")
+    ap.add_argument("--sign-args", default="", metavar="ARGS",
+                    help="more flags for `ndup sign` (shingling, normalization, sketch), as one "
+                    "shell-quoted string: --sign-args '-k 5 --no-nfkc'")
+    ap.add_argument("--max-bucket", type=int, default=1000, metavar="N",
+                    help="buckets with more members are linked as a star around their first "
+                    "member (as ndup's --max-bucket)")
+    ap.add_argument("--keep", choices=["first", "longest", "shortest"], default="first",
+                    help="which document of a cluster dedup keeps (as ndup dedup's --keep)")
+    ap.add_argument("--mode", choices=["full", "dedup"], default="full",
+                    help="full: also the pairs and clusters of `ndup scan` (every document, "
+                    "exact copies included, through LSH); dedup: only what `ndup dedup` needs "
+                    "(cheaper on corpora with many exact copies)")
+    ap.add_argument("--ndup", default=shutil.which("ndup") or "ndup", metavar="PATH",
+                    help="the ndup binary, shipped to the executors with SparkContext.addFile "
+                    "(default: ndup on PATH)")
+    ap.add_argument("--ndup-on-executors", metavar="PATH",
+                    help="use the ndup at PATH on every executor instead of shipping --ndup")
+    ap.add_argument("--ndup-threads", type=int, default=1, metavar="N",
+                    help="threads of each ndup process (default 1: Spark runs a task per core)")
+    ap.add_argument("--master", default=None,
+                    help="Spark master (default: spark-submit's, or local[*])")
+    ap.add_argument("--shuffle-partitions", type=int, metavar="N",
+                    help="spark.sql.shuffle.partitions (default: Spark's)")
+    ap.add_argument("--max-partition-bytes", metavar="SIZE",
+                    help="spark.sql.files.maxPartitionBytes: input bytes per signing task")
+    ap.add_argument("--no-sort-output", action="store_true",
+                    help="write DIR/dedup without restoring input order (saves a sort of the "
+                    "kept rows)")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="more Spark configuration (repeatable)")
+    ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    return ap.parse_args(argv)
+
+
+def log(args: argparse.Namespace, msg: str) -> None:
+    if not args.quiet:
+        print(f"ndup-spark: {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+
+
+@dataclass
+class InputFile:
+    name: str  # as ndup would name it: the path as given, or DIR/relative for a walked directory
+    uri: str  # fully qualified, for Spark
+
+
+@dataclass
+class Inputs:
+    fmt: str
+    files: list[InputFile]
+    # Normalized qualified path -> index in `files`.
+    index: dict[str, int] = field(default_factory=dict)
+
+
+def normalize_uri(uri: str) -> str:
+    """One spelling for a file's URI (`file:/a%20b`, `file:///a b` -> `file:///a b`)."""
+    u = urllib.parse.urlsplit(uri)
+    return f"{u.scheme}://{u.netloc}{urllib.parse.unquote(u.path)}"
+
+
+def list_inputs(spark: SparkSession, args: argparse.Namespace) -> Inputs:
+    """The input files in ndup's order: as given, directories walked in sorted order (name by
+    name at each level, as ndup walks), through Hadoop's FileSystem so that any store works."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    Path = jvm.org.apache.hadoop.fs.Path
+
+    def skip(name: str) -> bool:
+        return name.startswith((".", "_")) or name.endswith(".crc")
+
+    files: list[InputFile] = []
+    for given in args.inputs:
+        p = Path(given)
+        fs = p.getFileSystem(conf)
+        if not fs.exists(p):
+            raise JobError(f"{given}: no such file or directory")
+        qualified = fs.makeQualified(p)
+        if not fs.getFileStatus(qualified).isDirectory():
+            files.append(InputFile(given, qualified.toUri().toString()))
+            continue
+
+        def walk(dir_path, rel: str):
+            entries = sorted(fs.listStatus(dir_path), key=lambda s: s.getPath().getName())
+            for st in entries:
+                name = st.getPath().getName()
+                if skip(name):
+                    continue
+                child_rel = f"{rel}/{name}" if rel else name
+                if st.isDirectory():
+                    yield from walk(st.getPath(), child_rel)
+                else:
+                    yield child_rel, st.getPath().toUri().toString()
+
+        base = given.rstrip("/")
+        for rel, uri in walk(qualified, ""):
+            files.append(InputFile(f"{base}/{rel}", uri))
+    if not files:
+        raise JobError("no input files")
+
+    fmt = args.format
+    if fmt == "auto":
+        parquet = [f.uri.endswith(".parquet") for f in files]
+        if all(parquet):
+            fmt = "parquet"
+        elif any(parquet):
+            raise JobError("mixing Parquet and JSON-lines inputs; give one kind (or --format)")
+        else:
+            fmt = "jsonl"
+    if fmt == "parquet":
+        files = [f for f in files if f.uri.endswith(".parquet")]
+    index: dict[str, int] = {}
+    for i, f in enumerate(files):
+        key = normalize_uri(f.uri)
+        if key in index:
+            raise JobError(f"{f.name}: given twice (ndup reads a file once)")
+        index[key] = i
+    return Inputs(fmt, files, index)
+
+
+def input_frame(spark: SparkSession, inputs: Inputs, args: argparse.Namespace,
+                all_columns: bool = False) -> DataFrame:
+    """The input as rows with `value` (one JSON line, for ndup) and the split they come from;
+    with `all_columns` (Parquet, for the dedup output) every column instead of `value`."""
+    uris = [f.uri for f in inputs.files]
+    meta = [F.col("_metadata.file_path").alias("_path"),
+            F.col("_metadata.file_block_start").alias("_block")]
+    if inputs.fmt == "jsonl":
+        # Lines end at \n only, as ndup reads them (a \r before it stays in the line, and is
+        # JSON white space); blank lines are rows, so line numbers stay right.
+        df = spark.read.option("lineSep", "\n").text(uris)
+        return df.select(F.col("value"), *meta)
+    df = spark.read.parquet(*uris)
+    if all_columns:
+        return df.select("*", *meta)
+    try:
+        text = df.select(F.col(args.text_field)).schema[0].dataType
+    except Exception as e:  # AnalysisException: no such column
+        raise JobError(f"the Parquet input has no column `{args.text_field}` (--text-field)") from e
+    if not isinstance(text, T.StringType):
+        raise JobError(f"column `{args.text_field}` is {text.simpleString()}, not strings")
+    fields = [F.col(args.text_field).alias("text")]
+    try:
+        id_type = df.select(F.col(args.id_field)).schema[0].dataType
+    except Exception:
+        id_type = None  # no id column: every row is named by its row number, as ndup does
+    if id_type is not None:
+        if not isinstance(id_type, (T.StringType, T.IntegralType)):
+            raise JobError(f"column `{args.id_field}` is {id_type.simpleString()}: ids must be "
+                           "strings or integers")
+        fields.append(F.col(args.id_field).alias("id"))
+    # A null id or text is left out of the JSON: ndup then names the row by its number, or
+    # reports it as malformed, as it does reading the Parquet file itself.
+    return df.select(F.to_json(F.struct(*fields)).alias("value"), *meta)
+
+
+# --------------------------------------------------------------------------------------------
+# The map stage: ndup sign on each partition
+
+
+def ndup_sign_flags(args: argparse.Namespace) -> list[str]:
+    flags = ["--threshold", repr(args.threshold)]
+    for name in ("num_perm", "bands", "rows", "seed"):
+        v = getattr(args, name)
+        if v is not None:
+            flags += [f"--{name.replace('_', '-')}", str(v)]
+    return flags + shlex.split(args.sign_args)
+
+
+def probe_ndup(args: argparse.Namespace, flags: list[str]) -> dict:
+    """Runs `ndup sign` on one record on the driver: checks the binary and the flags before any
+    Spark work, and returns the signing parameters it writes (num_perm, bands, rows...)."""
+    with tempfile.TemporaryDirectory(prefix="ndup-probe-") as tmp:
+        out = os.path.join(tmp, "s")
+        cmd = [args.ndup, "sign", "-", "--jsonl", "--out", out, "-q", "-j", "1", *flags]
+        try:
+            r = subprocess.run(cmd, input=b'{"id":"probe","text":"probe text"}\n',
+                               capture_output=True)
+        except OSError as e:
+            raise JobError(f"cannot run ndup ({args.ndup}): {e}; give its path with --ndup") from e
+        if r.returncode != 0:
+            raise JobError(f"`{shlex.join(cmd)}` failed: {r.stderr.decode(errors='replace')}")
+        meta = pq.read_metadata(os.path.join(out, "part-00000.parquet")).metadata
+        params = json.loads(meta[b"ndup.params"])
+        params["format_version"] = meta[b"ndup.format_version"].decode()
+        return params
+
+
+def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index: dict[str, int],
+                fmt: str, id_field: str, text_field: str):
+    """The function each signing task runs on its partition (for DataFrame.mapInArrow)."""
+    # Parquet rows are piped as {"id": ..., "text": ...}; JSON lines as they are.
+    fields = (["--id-field", "id", "--text-field", "text"] if fmt == "parquet"
+              else ["--id-field", id_field, "--text-field", text_field])
+
+    def sign_partition(batches):
+        import glob
+        import os
+        import subprocess
+        import tempfile
+
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        exe = ndup
+        if shipped:
+            from pyspark import SparkFiles
+
+            exe = SparkFiles.get(os.path.basename(ndup))
+            if not os.access(exe, os.X_OK):
+                os.chmod(exe, 0o755)
+        tmp = tempfile.mkdtemp(prefix="ndup-sign-")
+        try:
+            out = os.path.join(tmp, "shards")
+            errpath = os.path.join(tmp, "stderr")
+            cmd = [exe, "sign", "-", "--jsonl", "--out", out, "-q", "-j", str(threads),
+                   *fields, *flags]
+            files, blocks = [], []
+            with open(errpath, "wb") as err:
+                proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                        stderr=err)
+                try:
+                    for b in batches:
+                        if b.num_rows == 0:
+                            continue
+                        paths = b.column("_path").dictionary_encode()
+                        to_file = np.array([index[normalize_uri(str(p))]
+                                            for p in paths.dictionary.to_pylist()], np.int32)
+                        files.append(to_file[paths.indices.to_numpy(zero_copy_only=False)])
+                        blocks.append(b.column("_block").to_numpy(zero_copy_only=False))
+                        values = b.column("value").fill_null("")
+                        proc.stdin.write(("\n".join(values.to_pylist()) + "\n").encode())
+                    proc.stdin.close()
+                except BrokenPipeError:
+                    pass
+                rc = proc.wait()
+            if rc != 0:
+                with open(errpath, "rb") as e:
+                    raise RuntimeError(f"{' '.join(cmd)} exited with {rc}: "
+                                       f"{e.read().decode(errors='replace')[-4000:]}")
+            if not files:
+                return
+            file_of = np.concatenate(files)
+            block_of = np.concatenate(blocks).astype(np.int64)
+            n = len(file_of)
+            # Runs of one split: a split's rows are contiguous, in order, in one partition.
+            change = np.ones(n, bool)
+            change[1:] = (file_of[1:] != file_of[:-1]) | (block_of[1:] != block_of[:-1])
+            starts = np.flatnonzero(change)
+            run_of = np.cumsum(change) - 1
+            pos_of = np.arange(n) - starts[run_of]
+            if len(set(zip(file_of[starts].tolist(), block_of[starts].tolist()))) != len(starts):
+                raise RuntimeError("a split's rows are not contiguous in its partition")
+            docs_in_run = np.zeros(len(starts), np.int64)
+            for shard in sorted(glob.glob(os.path.join(out, "part-*.parquet"))):
+                for t in pq.ParquetFile(shard).iter_batches(batch_size=65536):
+                    rows = t.column("line").to_numpy(zero_copy_only=False).astype(np.int64) - 1
+                    runs = run_of[rows]
+                    # Rank of each document within its split: documents come in input order,
+                    # so `runs` does not decrease.
+                    uniq, first, counts = np.unique(runs, return_index=True, return_counts=True)
+                    bdoc = (np.arange(len(rows)) - np.repeat(first, counts)
+                            + np.repeat(docs_in_run[uniq], counts))
+                    docs_in_run[uniq] += counts
+                    fp = t.column("fingerprint")
+                    raw = np.frombuffer(fp.buffers()[1], dtype=">u8", count=2 * (fp.offset + len(fp)))
+                    raw = raw[2 * fp.offset:].reshape(-1, 2).astype(np.uint64).view(np.int64)
+                    yield pa.RecordBatch.from_arrays(
+                        [
+                            pa.array(np.zeros(len(rows), np.int32)),
+                            pa.array(file_of[rows]),
+                            pa.array(block_of[rows]),
+                            pa.array(pos_of[rows]),
+                            pa.array(bdoc),
+                            pa.array(rows + 1),
+                            t.column("id"),
+                            t.column("chars"),
+                            pa.array(raw[:, 0].copy()),
+                            pa.array(raw[:, 1].copy()),
+                            t.column("signature"),
+                            t.column("bands"),
+                            pa.nulls(len(rows), pa.int64()),
+                            pa.nulls(len(rows), pa.int64()),
+                        ],
+                        schema=_SIGNED_ARROW,
+                    )
+            lines_in_run = np.diff(np.append(starts, n))
+            k = len(starts)
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array(np.ones(k, np.int32)),
+                    pa.array(file_of[starts]),
+                    pa.array(block_of[starts]),
+                    *[pa.nulls(k, t) for t in (pa.int64(), pa.int64(), pa.int64(), pa.string(),
+                                               pa.int64(), pa.int64(), pa.int64(),
+                                               pa.list_(pa.int32()), pa.list_(pa.int64()))],
+                    pa.array(lines_in_run.astype(np.int64)),
+                    pa.array(docs_in_run),
+                ],
+                schema=_SIGNED_ARROW,
+            )
+        finally:
+            shutil_rmtree(tmp)
+
+    return sign_partition
+
+
+def shutil_rmtree(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Connected components
+
+
+def connected_components(edges: DataFrame, checkpoint) -> tuple[DataFrame, int]:
+    """Connected components of an undirected graph given as `(a, b)` rows of long node ids, by
+    the alternating large-star / small-star algorithm of Kiveris, Lattanzi, Mirrokni, Rastogi
+    and Vassilvitskii, "Connected Components in MapReduce and Beyond" (SoCC 2014).
+
+    The graph is kept as edges `(src, dst)` with `src > dst`. Two operations rewrite it without
+    changing its components, and each pulls nodes closer to their component's smallest node:
+
+    - large-star: for each node u, with m(u) the smallest of u and its neighbours, every
+      neighbour v larger than u is linked to m(u) instead of to u;
+    - small-star: for each node u, with m the smallest of its neighbours smaller than it (and u),
+      those neighbours and u itself are linked to m.
+
+    Alternating the two until neither changes anything leaves each component as a star whose
+    center is its smallest node: every other node has exactly one edge, to that center (the
+    paper proves O(log^2 n) rounds; on real graphs a handful). Each round is a few shuffles
+    of the edge list only, never of the nodes' data.
+
+    Returns `(node, root)` for every node of an edge, `root` the smallest node of its component
+    (the root itself included, with `root == node`), and the number of rounds.
+    """
+    e = (edges.select(F.greatest("a", "b").alias("src"), F.least("a", "b").alias("dst"))
+         .where(F.col("src") != F.col("dst"))
+         .distinct())
+    e = checkpoint(e)
+    rounds = 0
+    while True:
+        rounds += 1
+        # Large-star: m(u) over all of u's neighbours, both directions.
+        both = e.select(F.col("src").alias("u"), F.col("dst").alias("v")).unionByName(
+            e.select(F.col("dst").alias("u"), F.col("src").alias("v")))
+        m = both.groupBy("u").agg(F.min("v").alias("m"))
+        large = (e.join(m, e.dst == m.u)
+                 .select(F.col("src"), F.least(F.col("m"), F.col("dst")).alias("dst"))
+                 .distinct())
+        # Small-star: for each u, the smallest of its smaller neighbours takes them all, and u.
+        m2 = large.groupBy("src").agg(F.min("dst").alias("m"))
+        joined = large.join(m2, "src")
+        small = (joined.where(F.col("dst") != F.col("m"))
+                 .select(F.col("dst").alias("src"), F.col("m").alias("dst"))
+                 .unionByName(joined.select(F.col("src"), F.col("m").alias("dst")))
+                 .distinct())
+        small = checkpoint(small)
+        changed = small.join(e, ["src", "dst"], "left_anti").limit(1).count()
+        if changed == 0 and small.count() == e.count():
+            break
+        e = small
+    roots = e.select(F.col("dst").alias("node")).distinct().select("node", F.col("node").alias("root"))
+    return e.select(F.col("src").alias("node"), F.col("dst").alias("root")).unionByName(roots), rounds
+
+
+# --------------------------------------------------------------------------------------------
+# Metrics
+
+
+class Metrics:
+    """Wall time per stage (on the driver) and shuffle bytes per stage (from Spark's REST API,
+    by job group)."""
+
+    def __init__(self, spark: SparkSession):
+        self.spark = spark
+        self.sc = spark.sparkContext
+        self.stages: list[dict] = []
+        self.counts: dict[str, int] = {}
+        self._t = None
+        self._name = None
+
+    def start(self, name: str) -> None:
+        self.stop()
+        self._name, self._t = name, time.time()
+        self.sc.setJobGroup(name, name)
+
+    def stop(self) -> None:
+        if self._name is not None:
+            self.stages.append({"stage": self._name, "seconds": round(time.time() - self._t, 3)})
+            self._name = None
+
+    def _get(self, path: str):
+        url = self.sc.uiWebUrl
+        if not url:
+            return None
+        with urllib.request.urlopen(f"{url}/api/v1/applications/{self.sc.applicationId}{path}",
+                                    timeout=30) as r:
+            return json.load(r)
+
+    def shuffle(self) -> None:
+        """Adds each stage's shuffle bytes (written, read) and executor CPU time."""
+        try:
+            jobs = self._get("/jobs")
+            stages = self._get("/stages?status=complete")
+        except Exception as e:  # the UI is off, or unreachable: times only
+            print(f"ndup-spark: no shuffle metrics ({e})", file=sys.stderr)
+            return
+        if jobs is None or stages is None:
+            return
+        stage_of = {}
+        for j in jobs:
+            for s in j.get("stageIds", []):
+                stage_of[s] = j.get("jobGroup")
+        acc: dict[str, dict] = {}
+        for s in stages:
+            g = stage_of.get(s["stageId"])
+            a = acc.setdefault(g, {"shuffle_write_bytes": 0, "shuffle_read_bytes": 0,
+                                   "executor_cpu_seconds": 0.0, "input_bytes": 0})
+            a["shuffle_write_bytes"] += s.get("shuffleWriteBytes", 0)
+            a["shuffle_read_bytes"] += s.get("shuffleReadBytes", 0)
+            a["input_bytes"] += s.get("inputBytes", 0)
+            a["executor_cpu_seconds"] += s.get("executorCpuTime", 0) / 1e9
+        for st in self.stages:
+            st.update(acc.get(st["stage"], {}))
+
+
+# --------------------------------------------------------------------------------------------
+# The job
+
+
+def pairs_of(members: str, max_bucket: int):
+    """SQL for the candidate pairs of a bucket whose sorted members are the array `members`:
+    every pair, or, above `max_bucket` members, each member with the first (ndup's rule)."""
+    n = f"size({members})"
+    every = (f"flatten(transform(sequence(0, {n} - 2), i -> transform(slice({members}, i + 2, "
+             f"{n} - i - 1), y -> named_struct('a', {members}[i], 'b', y))))")
+    star = (f"transform(slice({members}, 2, {n} - 1), "
+            f"y -> named_struct('a', {members}[0], 'b', y))")
+    return F.expr(f"IF({n} > {max_bucket}, {star}, {every})")
+
+
+def run(args: argparse.Namespace) -> dict:
+    t0 = time.time()
+    flags = ndup_sign_flags(args)
+    params = probe_ndup(args, flags)
+    num_perm, bands = params["num_perm"], params["bands"]
+    max_bucket = max(args.max_bucket, 2)
+    # Verifier::new: the smallest count m with m / k >= threshold, robust to rounding.
+    at_threshold = max(0, math.ceil(args.threshold * num_perm - 1e-9))
+
+    builder = SparkSession.builder.appName("ndup-spark")
+    master = args.master or (None if os.environ.get("SPARK_ENV_LOADED") else "local[*]")
+    if master:
+        builder = builder.master(master)
+    if (master or "").startswith("local"):
+        # One machine: everything on the loopback interface.
+        builder = (builder.config("spark.driver.host", "127.0.0.1")
+                   .config("spark.driver.bindAddress", "127.0.0.1"))
+    builder = builder.config("spark.ui.showConsoleProgress", "false")
+    if args.shuffle_partitions:
+        builder = builder.config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
+    if args.max_partition_bytes:
+        builder = builder.config("spark.sql.files.maxPartitionBytes", args.max_partition_bytes)
+    for kv in args.conf:
+        k, _, v = kv.partition("=")
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    sc = spark.sparkContext
+    sc.setLogLevel("ERROR")
+    metrics = Metrics(spark)
+
+    checkpoint_dir = sc.getCheckpointDir()
+
+    def checkpoint(df: DataFrame) -> DataFrame:
+        # Cuts the plan of an iteration (large-star/small-star would otherwise grow it without
+        # end); reliable when a checkpoint directory is set, local otherwise.
+        return df.checkpoint(eager=True) if checkpoint_dir else df.localCheckpoint(eager=True)
+
+    inputs = list_inputs(spark, args)
+    log(args, f"{len(inputs.files)} {inputs.fmt} file(s); ndup {params['sketch']} "
+              f"num_perm={num_perm} bands={bands} rows={params['rows']}; "
+              f"threshold {args.threshold} (>= {at_threshold} equal slots)")
+    shipped = args.ndup_on_executors is None
+    if shipped:
+        sc.addFile(os.path.abspath(args.ndup))
+    signer = make_signer(args.ndup_on_executors or os.path.abspath(args.ndup), shipped,
+                         args.ndup_threads, flags, inputs.index, inputs.fmt, args.id_field,
+                         args.text_field)
+
+    # 1. Sign: ndup on every partition; per split, its counts of lines and documents.
+    metrics.start("sign")
+    src = input_frame(spark, inputs, args)
+    signed = src.mapInArrow(signer, SIGNED_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+    splits = (signed.where("kind = 1").select("file", "block", "n_lines", "n_docs")
+              .orderBy("file", "block").collect())
+    # Offsets of each split: lines before it in its file (line numbers), lines before it in the
+    # whole input (ord) and documents before it (doc numbers).
+    offsets, in_file, total_lines, total_docs, last_file = [], 0, 0, 0, None
+    split_lines = []
+    for s in splits:
+        if s.file != last_file:
+            in_file, last_file = 0, s.file
+        offsets.append((s.file, s.block, in_file, total_lines, total_docs))
+        split_lines.append(s.n_lines)
+        in_file += s.n_lines
+        total_lines += s.n_lines
+        total_docs += s.n_docs
+    if total_docs == 0:
+        raise JobError("no documents in the input")
+    off = spark.createDataFrame(offsets, "file int, block long, line_off long, ord_off long, "
+                                         "doc_off long")
+    names = spark.createDataFrame([(i, f.name) for i, f in enumerate(inputs.files)],
+                                  "file int, source string")
+    docs = (signed.where("kind = 0").join(F.broadcast(off), ["file", "block"])
+            .join(F.broadcast(names), "file")
+            .select((F.col("ord_off") + F.col("pos")).alias("ord"),
+                    (F.col("doc_off") + F.col("bdoc")).alias("doc"),
+                    "id", "source", (F.col("line_off") + F.col("pos") + 1).alias("line"),
+                    "pline", "chars", "fp_hi", "fp_lo", "signature", "bands",
+                    "file", "block", "pos")
+            .persist(StorageLevel.MEMORY_AND_DISK))
+    metrics.counts["documents"] = total_docs
+    metrics.counts["lines"] = total_lines
+    metrics.counts["splits"] = len(splits)
+
+    # Ids: ndup named them within a partition; check that this is what it names them in one run.
+    metrics.start("ids")
+    check_ids(docs, inputs, len(inputs.files))
+    slim = docs.select("ord", "doc", "id", "source", "line", "chars", "fp_hi", "fp_lo",
+                       "file", "block", "pos").persist(
+        StorageLevel.MEMORY_AND_DISK)
+    slim.count()
+    signed.unpersist()
+
+    # 2. Exact duplicates: the first document of each fingerprint in input order.
+    metrics.start("exact")
+    first = slim.groupBy("fp_hi", "fp_lo").agg(F.min("ord").alias("rep"))
+    exact_links = (slim.join(first, ["fp_hi", "fp_lo"]).where(F.col("ord") != F.col("rep"))
+                   .select(F.col("ord").alias("a"), F.col("rep").alias("b")))
+    exact_links = exact_links.persist(StorageLevel.MEMORY_AND_DISK)
+    metrics.counts["exact_duplicates"] = exact_links.count()
+
+    # 3. Candidates: buckets by (band, key). Copies of a text share every band key, so a
+    # bucket holds every copy of each of its texts, and the first copy in input order (the one
+    # ndup dedup signs) is the smallest `ord` of its fingerprint within the bucket.
+    metrics.start("lsh")
+    lsh_docs = docs.where(F.col("bands").isNotNull())
+    if args.mode == "full":
+        exploded = (lsh_docs.select("ord", "fp_hi", "fp_lo",
+                                    F.posexplode("bands").alias("band", "key"))
+                    .repartition("band", "key"))
+        per_text = (exploded.groupBy("band", "key", "fp_hi", "fp_lo")
+                    .agg(F.min("ord").alias("rep"), F.collect_list("ord").alias("copies")))
+        buckets = (per_text.groupBy("band", "key")
+                   .agg(F.sort_array(F.flatten(F.collect_list("copies"))).alias("members"),
+                        F.sort_array(F.collect_list("rep")).alias("reps"))
+                   .where(F.size("members") >= 2))
+    else:
+        # Only the first document of each text enters LSH, as in ndup dedup: the exact copies
+        # (usually few enough to be broadcast) are left out before the shuffle.
+        firsts = lsh_docs.join(exact_links.select(F.col("a").alias("ord")), "ord", "left_anti")
+        buckets = (firsts.select("ord", F.posexplode("bands").alias("band", "key"))
+                   .groupBy("band", "key").agg(F.sort_array(F.collect_list("ord")).alias("reps"))
+                   .where(F.size("reps") >= 2))
+    buckets = buckets.persist(StorageLevel.MEMORY_AND_DISK)
+    parts = []
+    if args.mode == "full":
+        parts.append(buckets.select(F.explode(pairs_of("members", max_bucket)).alias("p"),
+                                    F.lit(1).alias("flag")))
+    parts.append(buckets.where(F.size("reps") >= 2)
+                 .select(F.explode(pairs_of("reps", max_bucket)).alias("p"),
+                         F.lit(2).alias("flag")))
+    cand = parts[0]
+    for p in parts[1:]:
+        cand = cand.unionByName(p)
+    cand = (cand.groupBy(F.col("p.a").alias("a"), F.col("p.b").alias("b"))
+            .agg(F.bit_or("flag").alias("flags"))
+            .persist(StorageLevel.MEMORY_AND_DISK))
+    metrics.counts["candidates"] = cand.count()
+    metrics.counts["oversized_buckets"] = buckets.where(
+        F.size("members" if args.mode == "full" else "reps") > max_bucket).count()
+    buckets.unpersist()
+
+    # 4. Verification by signature agreement.
+    metrics.start("verify")
+    # Only the signatures of documents in some candidate pair travel (the set of those
+    # documents is usually small enough to be broadcast, so the rest are filtered in place).
+    need = (cand.select(F.col("a").alias("ord")).unionByName(cand.select(F.col("b").alias("ord")))
+            .distinct())
+    sigs = (docs.where(F.col("signature").isNotNull()).select("ord", "signature")
+            .join(need, "ord", "left_semi"))
+    sa = sigs.select(F.col("ord").alias("a"), F.col("signature").alias("sa"))
+    sb = sigs.select(F.col("ord").alias("b"), F.col("signature").alias("sb"))
+    agree = F.expr("aggregate(zip_with(sa, sb, (x, y) -> IF(x = y, 1, 0)), 0, (s, v) -> s + v)")
+    verified = (cand.join(sa, "a").join(sb, "b").select("a", "b", "flags", agree.alias("m"))
+                .where(F.col("m") >= at_threshold)
+                .persist(StorageLevel.MEMORY_AND_DISK))
+    metrics.counts["verified"] = verified.count()
+    cand.unpersist()
+
+    # 5. Components: dedup's (exact links and verified pairs among first copies), and scan's.
+    metrics.start("components")
+    dedup_edges = exact_links.unionByName(
+        verified.where((F.col("flags").bitwiseAND(2)) != 0).select("a", "b"))
+    comp, rounds = connected_components(dedup_edges, checkpoint)
+    metrics.counts["dedup_cc_rounds"] = rounds
+    if args.mode == "full":
+        scan_comp, rounds = connected_components(
+            verified.where((F.col("flags").bitwiseAND(1)) != 0).select("a", "b"), checkpoint)
+        metrics.counts["scan_cc_rounds"] = rounds
+
+    # 6. Keep one per component; write clusters and pairs.
+    metrics.start("keep")
+    members = slim.join(comp.withColumnRenamed("node", "ord"), "ord")
+    if args.keep == "first":
+        best = F.min(F.struct(F.col("ord").alias("k1"), F.col("ord"), F.col("id"),
+                              F.col("fp_hi"), F.col("fp_lo")))
+    else:
+        sign = -1 if args.keep == "longest" else 1
+        best = F.min(F.struct((F.col("chars") * sign).alias("k1"), F.col("id").alias("k2"),
+                              F.col("ord"), F.col("id"), F.col("fp_hi"), F.col("fp_lo")))
+    chosen = members.groupBy("root").agg(
+        best.alias("best"), F.min("id").alias("cluster"), F.count("*").alias("size"))
+    in_comp = (members.join(chosen, "root")
+               .select("ord",
+                       F.col("cluster"), F.col("size"),
+                       (F.col("ord") == F.col("best.ord")).alias("keep"),
+                       F.col("best.id").alias("kept"),
+                       F.when(F.col("ord") == F.col("best.ord"), F.lit(None).cast("string"))
+                       .when((F.col("fp_hi") == F.col("best.fp_hi"))
+                             & (F.col("fp_lo") == F.col("best.fp_lo")), F.lit("exact"))
+                       .otherwise(F.lit("near")).alias("reason")))
+    clusters = (slim.join(in_comp, "ord", "left")
+                .select("ord", "file", "block", "pos", "doc", "id", "source", "line",
+                        F.coalesce("cluster", "id").alias("cluster"),
+                        F.coalesce("size", F.lit(1)).alias("size"),
+                        F.coalesce("keep", F.lit(True)).alias("keep"),
+                        F.coalesce("kept", "id").alias("kept"), "reason"))
+    pair_flag = 1 if args.mode == "full" else 2
+    if args.mode == "full":
+        labels = (slim.join(scan_comp.withColumnRenamed("node", "ord"), "ord")
+                  .groupBy("root").agg(F.min("id").alias("scan_cluster")))
+        clusters = (clusters.join(scan_comp.withColumnRenamed("node", "ord"), "ord", "left")
+                    .join(labels, "root", "left").drop("root"))
+    clusters = clusters.persist(StorageLevel.MEMORY_AND_DISK)
+    clusters.drop("ord", "file", "block", "pos").orderBy("doc").write.mode("overwrite").parquet(
+        os.path.join(args.out, "clusters"))
+    ida = slim.select(F.col("ord").alias("a"), F.col("id").alias("ia"), F.col("doc").alias("da"))
+    idb = slim.select(F.col("ord").alias("b"), F.col("id").alias("ib"), F.col("doc").alias("db"))
+    pairs = (verified.where((F.col("flags").bitwiseAND(pair_flag)) != 0)
+             .join(ida, "a").join(idb, "b")
+             .select(F.when(F.col("ia") <= F.col("ib"), F.col("ia")).otherwise(F.col("ib")).alias("a"),
+                     F.when(F.col("ia") <= F.col("ib"), F.col("ib")).otherwise(F.col("ia")).alias("b"),
+                     (F.col("m") / F.lit(float(num_perm))).alias("estimate"),
+                     F.when(F.col("ia") <= F.col("ib"), F.col("da")).otherwise(F.col("db")).alias("doc_a"),
+                     F.when(F.col("ia") <= F.col("ib"), F.col("db")).otherwise(F.col("da")).alias("doc_b")))
+    pairs.orderBy("a", "b").write.mode("overwrite").parquet(os.path.join(args.out, "pairs"))
+    summary = clusters.agg(F.sum(F.col("keep").cast("long")).alias("kept"),
+                           F.sum(F.when(F.col("reason") == "exact", 1).otherwise(0)).alias("exact"),
+                           F.sum(F.when(F.col("reason") == "near", 1).otherwise(0)).alias("near")
+                           ).collect()[0]
+    metrics.counts.update({"kept": summary.kept, "dropped_exact": summary.exact,
+                           "dropped_near": summary.near, "pairs": verified.where(
+                               (F.col("flags").bitwiseAND(pair_flag)) != 0).count()})
+
+    # 7. The deduplicated dataset: the input again, less the dropped rows, in input order.
+    metrics.start("write")
+    write_dedup(spark, inputs, args, clusters.where("keep").select("file", "block", "pos"),
+                {(o[0], o[1]): n for o, n in zip(offsets, split_lines)})
+    metrics.stop()
+    metrics.shuffle()
+    result = {
+        "documents": total_docs,
+        "params": {**params, "threshold": args.threshold, "max_bucket": args.max_bucket,
+                   "keep": args.keep, "mode": args.mode, "at_threshold": at_threshold},
+        "counts": metrics.counts,
+        "stages": metrics.stages,
+        "seconds": round(time.time() - t0, 3),
+        "spark": {"master": sc.master, "default_parallelism": sc.defaultParallelism},
+    }
+    spark.stop()
+    with open(os.path.join(args.out, "metrics.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    c = metrics.counts
+    log(args, f"{total_docs} documents, {c['candidates']} candidates, {c['pairs']} pairs; "
+              f"kept {c['kept']}, dropped {c['dropped_exact']} exact and {c['dropped_near']} "
+              f"near duplicates in {result['seconds']:.1f} s")
+    return result
+
+
+def check_ids(docs: DataFrame, inputs: Inputs, sources: int) -> None:
+    """`ndup sign` names each partition's records on its own: exact for records with an id that
+    no other record has, which is what this job supports until `ndup sign` can leave ids to it
+    (spark/NEEDS.md). Anything else is refused here, naming the record, rather than giving
+    results that differ from ndup's."""
+    made_up = docs.where(
+        (F.col("id") == F.col("pline").cast("string"))
+        | F.col("id").rlike(r"^stdin:[0-9]+(#[0-9]+)?$"))
+    # A made-up id that is right as it is: the only source, the first split (local line = line).
+    if sources == 1:
+        made_up = made_up.where((F.col("id") != F.col("line").cast("string")))
+    bad = made_up.select("source", "line", "id").limit(3).collect()
+    if bad:
+        where = ", ".join(f"{r.source}:{r.line} (`{r.id}`)" for r in bad)
+        raise JobError(
+            f"records without an id ({where}): ndup sign names them by their line in the Spark "
+            "partition; naming them as ndup does needs `ndup sign` to say which ids it made "
+            "up (spark/NEEDS.md). Give every record an id, or run ndup on one machine.")
+    dups = (docs.groupBy("id").agg(F.count("*").alias("n"), F.min("ord").alias("o"))
+            .where("n > 1").limit(3).collect())
+    if dups:
+        names = ", ".join(f"`{r.id}` ({r.n} records)" for r in dups)
+        raise JobError(
+            f"duplicate ids across partitions: {names}. ndup scan refuses all but the first, "
+            "ndup dedup keeps them all; either needs `ndup sign` to leave ids to this job "
+            "(spark/NEEDS.md).")
+
+
+def write_dedup(spark: SparkSession, inputs: Inputs, args: argparse.Namespace,
+                kept: DataFrame, split_lines: dict) -> None:
+    """Reads the input again (the same splits, so the same keys) and writes the rows of the kept
+    documents, in input order. What is kept travels as one bitmap per split (a bit per line: 125
+    MB for a billion lines), broadcast, so the input itself is never shuffled to be filtered."""
+    index = inputs.index
+    jsonl = inputs.fmt == "jsonl"
+
+    def bitmaps(pdf):
+        import numpy as np
+        import pandas as pd
+
+        f, b = int(pdf["file"].iloc[0]), int(pdf["block"].iloc[0])
+        bits = np.zeros(split_lines[(f, b)], np.uint8)
+        bits[pdf["pos"].to_numpy()] = 1
+        return pd.DataFrame({"file": [f], "block": [b],
+                             "bits": [np.packbits(bits, bitorder="little").tobytes()]})
+
+    maps = (kept.groupBy("file", "block")
+            .applyInPandas(bitmaps, "file int, block long, bits binary").collect())
+    bc = spark.sparkContext.broadcast({(r.file, r.block): bytes(r.bits) for r in maps})
+
+    src = input_frame(spark, inputs, args, all_columns=True)
+    payload = [f for f in src.schema.fields if f.name not in ("_path", "_block")]
+    schema = T.StructType(payload + [T.StructField("_file", T.IntegerType(), False),
+                                     T.StructField("_bk", T.LongType(), False),
+                                     T.StructField("_pos", T.LongType(), False)])
+
+    def keep_rows(batches):
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        keep = bc.value
+        run_key, run_pos = None, 0
+        for b in batches:
+            if b.num_rows == 0:
+                continue
+            paths = b.column("_path").dictionary_encode()
+            to_file = np.array([index[normalize_uri(str(p))]
+                                for p in paths.dictionary.to_pylist()], np.int32)
+            files = to_file[paths.indices.to_numpy(zero_copy_only=False)]
+            blocks = b.column("_block").to_numpy(zero_copy_only=False).astype(np.int64)
+            n = b.num_rows
+            change = np.ones(n, bool)
+            change[1:] = (files[1:] != files[:-1]) | (blocks[1:] != blocks[:-1])
+            starts = np.flatnonzero(change)
+            seg = np.cumsum(change) - 1
+            # Position of each row in its split (a split may go on from the previous batch).
+            pos = np.arange(n, dtype=np.int64) - starts[seg]
+            if run_key == (files[0], blocks[0]):
+                pos[seg == 0] += run_pos
+            mask = np.zeros(n, bool)
+            for s_, e_ in zip(starts, np.append(starts[1:], n)):
+                bits = keep.get((int(files[s_]), int(blocks[s_])))
+                if bits is None:
+                    continue
+                arr = np.unpackbits(np.frombuffer(bits, np.uint8), bitorder="little")
+                mask[s_:e_] = arr[pos[s_:e_]] == 1
+            run_key = (files[-1], blocks[-1])
+            run_pos = int(pos[-1]) + 1
+            sel = pa.array(mask)
+            cols = [b.column(f.name).filter(sel) for f in payload]
+            if jsonl:
+                # ndup writes a kept record with its line end as \n.
+                cols[0] = pc.replace_substring_regex(cols[0], r"\r$", "")
+            yield pa.RecordBatch.from_arrays(
+                cols + [pa.array(files[mask]), pa.array(blocks[mask]), pa.array(pos[mask])],
+                names=[f.name for f in payload] + ["_file", "_bk", "_pos"])
+
+    out = src.mapInArrow(keep_rows, schema)
+    if not args.no_sort_output:
+        out = out.orderBy("_file", "_bk", "_pos")
+    out = out.drop("_file", "_bk", "_pos")
+    path = os.path.join(args.out, "dedup")
+    if jsonl:
+        out.write.mode("overwrite").option("lineSep", "\n").text(path)
+    else:
+        out.write.mode("overwrite").parquet(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        run(args)
+    except JobError as e:
+        print(f"ndup-spark: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
