@@ -226,22 +226,23 @@ impl Sketcher for Dedup<'_> {
 
 /// Deduplicates the files under `paths` (walked as `ndup scan` walks them).
 pub fn dedup_files(pipeline: &Pipeline, paths: &[PathBuf], keep: Keep) -> Result<DedupReport> {
-    dedup(pipeline, &Source::Files(paths.to_vec()), keep)
+    dedup_source(pipeline, &Source::Files(paths.to_vec()), keep)
 }
 
 /// Deduplicates JSON-lines sources (`-` is standard input, which is kept in a temporary file so
 /// that the kept records can be written out).
 pub fn dedup_records(pipeline: &Pipeline, inputs: &[PathBuf], keep: Keep) -> Result<DedupReport> {
-    dedup(pipeline, &Source::Records(inputs.to_vec()), keep)
+    dedup_source(pipeline, &Source::Records(inputs.to_vec()), keep)
 }
 
 /// Deduplicates texts already in memory (see [`crate::source::texts`]): the same decisions as
 /// [`dedup_records`] on records with the same ids and texts, in the same order.
 pub fn dedup_texts(pipeline: &Pipeline, texts: SharedTexts, keep: Keep) -> Result<DedupReport> {
-    dedup(pipeline, &Source::Texts(texts), keep)
+    dedup_source(pipeline, &Source::Texts(texts), keep)
 }
 
-fn dedup(pipeline: &Pipeline, source: &Source, keep: Keep) -> Result<DedupReport> {
+/// Deduplicates `source`, whatever it is (the functions above name the common cases).
+pub fn dedup_source(pipeline: &Pipeline, source: &Source, keep: Keep) -> Result<DedupReport> {
     let start = Instant::now();
     let dedup = Dedup {
         pipeline,

@@ -45,24 +45,10 @@ pub fn dataset_files(path: &Path) -> Option<Vec<PathBuf>> {
     if !path.is_dir() {
         return is_parquet_path(path).then(|| vec![path.to_path_buf()]);
     }
+    // Walked by hand (symbolic links not followed), stopping at the first file that is not
+    // Parquet: deciding costs next to nothing for an ordinary tree of documents.
     let mut files = Vec::new();
-    let mut other = false;
-    for entry in walkdir(path) {
-        let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if is_parquet_path(&entry) && !name.starts_with('.') && !name.starts_with('_') {
-            files.push(entry);
-        } else if !name.starts_with('.') && !name.starts_with('_') {
-            other = true;
-        }
-    }
-    files.sort();
-    (!other && !files.is_empty()).then_some(files)
-}
-
-/// Every regular file under `dir`, recursively (symbolic links are not followed).
-fn walkdir(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
+    let mut stack = vec![path.to_path_buf()];
     while let Some(d) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&d) else {
             continue;
@@ -70,12 +56,23 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
         for e in entries.flatten() {
             match e.file_type() {
                 Ok(t) if t.is_dir() => stack.push(e.path()),
-                Ok(t) if t.is_file() => out.push(e.path()),
+                Ok(t) if t.is_file() => {
+                    let entry = e.path();
+                    let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                    if name.starts_with('.') || name.starts_with('_') {
+                        continue;
+                    }
+                    if !is_parquet_path(&entry) {
+                        return None;
+                    }
+                    files.push(entry);
+                }
                 _ => {}
             }
         }
     }
-    out
+    files.sort();
+    (!files.is_empty()).then_some(files)
 }
 
 fn bad(path: &Path, reason: String) -> Error {

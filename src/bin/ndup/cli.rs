@@ -16,6 +16,7 @@ use ndup::report::Format;
 use ndup::sim::Measure;
 use ndup::sketch::minhash::SketchKind;
 use ndup::sketch::sample::{DEFAULT_MODULO, DEFAULT_SUPERSHINGLE_SIZE, SampleKind, SampleParams};
+use ndup::source::Source;
 use ndup::source::files::InputOptions;
 use ndup::source::records::{RecordOptions, is_jsonl_path, is_stdin};
 use ndup::text::normalize::NormalizeOptions;
@@ -707,6 +708,19 @@ impl InputArgs {
             files_from_nul: self.null,
             records: self.records(),
         }
+    }
+
+    /// Where the documents of `paths` come from: records (with `--files-from`, the listed files
+    /// are more record sources) or files (walked, with the list read by the walk).
+    pub fn source(&self, paths: &[PathBuf]) -> Result<Source> {
+        if !self.is_jsonl(paths)? {
+            return Ok(Source::Files(paths.to_vec()));
+        }
+        let mut sources = paths.to_vec();
+        if let Some(list) = &self.files_from {
+            sources.extend(ndup::source::files::read_list(list, self.null)?);
+        }
+        Ok(Source::Records(sources))
     }
 
     /// True when `paths` are JSON-lines sources: with `--jsonl`, or when every path looks like one.

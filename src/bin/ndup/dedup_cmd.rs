@@ -6,6 +6,7 @@ use anyhow::Result;
 
 use ndup::dedup::{self, DedupReport};
 use ndup::find::Pipeline;
+use ndup::source::Source;
 
 use crate::cli::{DedupArgs, DedupFormatArg};
 use crate::exit::Exit;
@@ -45,19 +46,8 @@ pub fn run(args: DedupArgs) -> Result<Exit> {
     if let Some(bar) = &bar {
         pipeline = pipeline.with_progress(bar.clone());
     }
-    let jsonl = args.corpus.input.is_jsonl(&args.inputs)?;
-    let report = if jsonl {
-        let mut sources = args.inputs.clone();
-        if let Some(list) = &args.corpus.input.files_from {
-            sources.extend(ndup::source::files::read_list(
-                list,
-                args.corpus.input.null,
-            )?);
-        }
-        dedup::dedup_records(&pipeline, &sources, args.keep())?
-    } else {
-        dedup::dedup_files(&pipeline, &args.inputs, args.keep())?
-    };
+    let source = args.corpus.input.source(&args.inputs)?;
+    let report = dedup::dedup_source(&pipeline, &source, args.keep())?;
     if let Some(bar) = &bar {
         bar.finish();
     }
@@ -74,12 +64,12 @@ pub fn run(args: DedupArgs) -> Result<Exit> {
     output.write(|w| {
         if html_output {
             html.write_dedup(&report, w)
-        } else if jsonl && report.is_parquet() {
+        } else if matches!(source, Source::Records(_)) && report.is_parquet() {
             // Parquet in, Parquet out: every column of the kept rows, and the schema.
             report
                 .write_kept_parquet(w)
                 .map_err(|e| std::io::Error::other(e.to_string()))
-        } else if jsonl {
+        } else if matches!(source, Source::Records(_)) {
             write_compressed(&name, w, |w| report.write_kept_records(w))
         } else {
             ndup::report::dedup::write_list(&report, w)

@@ -11,7 +11,6 @@ use ndup::find::Pipeline;
 use ndup::find::config::StrategyConfig;
 use ndup::report as output;
 use ndup::report::{Format, ReportOptions};
-use ndup::source::Source;
 
 use crate::cli::ScanArgs;
 use crate::exit::Exit;
@@ -67,15 +66,7 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
         None if !args.signatures.is_empty() => {
             ndup::shards::scan_signatures(&pipeline, &args.signatures)?
         }
-        None if jsonl => {
-            let mut sources = args.paths.clone();
-            if let Some(list) = &args.input.files_from {
-                // With JSON lines, the listed files are more sources.
-                sources.extend(ndup::source::files::read_list(list, args.input.null)?);
-            }
-            pipeline.scan_source(&Source::Records(sources))?
-        }
-        None => pipeline.scan_source(&Source::Files(args.paths.clone()))?,
+        None => pipeline.scan_source(&args.input.source(&args.paths)?)?,
     };
     if let Some(bar) = &bar {
         bar.finish();

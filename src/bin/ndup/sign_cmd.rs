@@ -3,7 +3,6 @@
 use anyhow::Result;
 
 use ndup::find::Pipeline;
-use ndup::source::Source;
 
 use crate::cli::SignArgs;
 use crate::exit::Exit;
@@ -17,18 +16,7 @@ pub fn run(args: SignArgs) -> Result<Exit> {
     if let Some(bar) = &bar {
         pipeline = pipeline.with_progress(bar.clone());
     }
-    let source = if args.corpus.input.is_jsonl(&args.inputs)? {
-        let mut sources = args.inputs.clone();
-        if let Some(list) = &args.corpus.input.files_from {
-            sources.extend(ndup::source::files::read_list(
-                list,
-                args.corpus.input.null,
-            )?);
-        }
-        Source::Records(sources)
-    } else {
-        Source::Files(args.inputs.clone())
-    };
+    let source = args.corpus.input.source(&args.inputs)?;
     let report = ndup::shards::sign(&pipeline, &source, &args.out, args.shard_rows as usize)?;
     if let Some(bar) = &bar {
         bar.finish();
