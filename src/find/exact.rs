@@ -275,7 +275,14 @@ mod tests {
         let mut s = Scratch::default();
         let mut sketch = |text: &str| {
             s.text = text.to_string();
-            sets.sketch(&mut s, &Raw { text, content: 0 })
+            sets.sketch(
+                &mut s,
+                &Raw {
+                    text,
+                    content: 0,
+                    id_made_up: false,
+                },
+            )
         };
         // A small document is kept and counted, with what shingling it used at its peak.
         let small = words(500);

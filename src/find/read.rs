@@ -98,6 +98,8 @@ pub(crate) struct Raw<'a> {
     /// A file's content hash, when the sketcher asks for it
     /// ([`Sketcher::content_hashes`]); 0 otherwise, and for records and text in memory.
     pub(crate) content: u128,
+    /// True for a record without an id, which is then named by its line number.
+    pub(crate) id_made_up: bool,
 }
 
 /// A way to find the pairs: a [`Sketcher`], and how it turns the corpus of its sketches into
@@ -251,7 +253,11 @@ impl Pipeline {
     /// Sketches one text already in memory, as the loop sketches a document it read (there is no
     /// file: no binary check and no content hash).
     pub(crate) fn read_text<K: Sketcher>(&self, text: &str, sketcher: &K) -> Outcome<K::Sketch> {
-        let raw = Raw { text, content: 0 };
+        let raw = Raw {
+            text,
+            content: 0,
+            id_made_up: false,
+        };
         let outcome = self.prepare(&raw, sketcher, &mut Scratch::default());
         self.advance(1);
         outcome
@@ -300,6 +306,7 @@ impl Pipeline {
                     let raw = Raw {
                         text,
                         content: content(text.as_bytes()),
+                        id_made_up: false,
                     };
                     self.read_on(e, &raw, sketcher, s)
                 }
@@ -308,6 +315,7 @@ impl Pipeline {
                     let raw = Raw {
                         text: &text,
                         content: content(&file),
+                        id_made_up: false,
                     };
                     self.read_on(e, &raw, sketcher, s)
                 }
@@ -391,6 +399,7 @@ impl Pipeline {
                         let raw = Raw {
                             text: &text,
                             content: 0,
+                            id_made_up: false,
                         };
                         let bytes = text.len() as u64;
                         self.normalize_into_scratch(raw.text, s);
@@ -490,6 +499,7 @@ impl Pipeline {
                                 let raw = Raw {
                                     text: &rec.text,
                                     content: 0,
+                                    id_made_up: rec.id.is_none(),
                                 };
                                 (rec.id, self.prepare(&raw, sketcher, s))
                             }
@@ -525,7 +535,15 @@ impl Pipeline {
                         kind: SkipKind::Malformed,
                         reason: "no text (null)".into(),
                     }),
-                    Some(text) => self.prepare(&Raw { text, content: 0 }, sketcher, s),
+                    Some(text) => self.prepare(
+                        &Raw {
+                            text,
+                            content: 0,
+                            id_made_up: false,
+                        },
+                        sketcher,
+                        s,
+                    ),
                 };
                 s.release_large();
                 self.advance(1);

@@ -7,7 +7,8 @@
 //! | column | type | what |
 //! | --- | --- | --- |
 //! | `doc` | int64 | the document's position in the input, from 0 (empty documents count) |
-//! | `id` | string | its id, as a scan reports it |
+//! | `id` | string | its id, as a scan reports it (or as read, with [`IdRule::AsRead`]) |
+//! | `id_made_up` | bool | true when the record had no id (or a null one), and is named by its line |
 //! | `source` | string | the file, or the JSON-lines source it came from |
 //! | `line` | int64, null for files | the record's line number, from 1 |
 //! | `chars` | int64 | the length of its text as read, in characters (for `--keep longest`) |
@@ -15,9 +16,10 @@
 //! | `signature` | list\<int32\>, null when empty | the MinHash slots, each u32 stored by its bits |
 //! | `bands` | list\<int64\>, null when empty | the LSH key of each band, each u64 stored by its bits |
 //!
-//! The file's key-value metadata holds `ndup.format_version` and `ndup.params`, the
-//! [`SigningParams`] as JSON: shards are read together only when those agree, and a scan of
-//! them only with the same parameters, so that a key of one shard means what it means in another.
+//! The file's key-value metadata holds `ndup.format_version`, `ndup.ids` (the [`IdRule`]) and
+//! `ndup.params`, the [`SigningParams`] as JSON: shards are read together only when those agree,
+//! and a scan of them only with the same parameters, so that a key of one shard means what it
+//! means in another.
 //!
 //! [`scan_signatures`] reads shards back and runs phase two of a scan (LSH, verification by
 //! signature agreement, clusters): the same pairs as a scan of the corpus with
@@ -30,10 +32,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::builder::{
-    FixedSizeBinaryBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder,
+    BooleanBuilder, FixedSizeBinaryBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder,
 };
 use arrow_array::cast::AsArray;
-use arrow_array::types::Int32Type;
+use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
@@ -49,6 +51,7 @@ use crate::find::params::SigningParams;
 use crate::find::read::{Raw, Sketcher};
 use crate::find::{Pipeline, ScanReport, Scratch, SignedCorpus};
 use crate::model::{Skip, Stats};
+use crate::source::records::Ids;
 use crate::source::texts::{SharedTexts, Texts};
 use crate::source::{Document, Origin, Source};
 use crate::verify::VerifyMode;
@@ -64,6 +67,47 @@ const BATCH_ROWS: usize = 65_536;
 
 const META_VERSION: &str = "ndup.format_version";
 const META_PARAMS: &str = "ndup.params";
+const META_IDS: &str = "ndup.ids";
+
+/// How [`sign`] names records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IdRule {
+    /// As a scan names documents: a record whose id an earlier one has is skipped, and a
+    /// made-up id (a line number) gives way to a real one.
+    #[default]
+    Unique,
+    /// Every record, named as [`crate::dedup`] names it: duplicate ids kept, line numbers as they
+    /// are. For a job that signs a corpus in slices and decides uniqueness over all of them
+    /// (`id_made_up` tells it which names are line numbers of the slice).
+    AsRead,
+}
+
+impl IdRule {
+    fn name(self) -> &'static str {
+        match self {
+            IdRule::Unique => "unique",
+            IdRule::AsRead => "as-read",
+        }
+    }
+}
+
+/// How [`sign`] writes its shards.
+#[derive(Debug, Clone, Copy)]
+pub struct SignOptions {
+    /// Rows per shard file, at least 1.
+    pub shard_rows: usize,
+    /// How records are named.
+    pub ids: IdRule,
+}
+
+impl Default for SignOptions {
+    fn default() -> Self {
+        SignOptions {
+            shard_rows: DEFAULT_SHARD_ROWS,
+            ids: IdRule::Unique,
+        }
+    }
+}
 
 /// What [`sign`] did.
 #[derive(Debug, Clone, Default)]
@@ -80,12 +124,13 @@ pub struct SignReport {
 
 /// What the sign stage keeps of a document.
 struct Signed {
+    id_made_up: bool,
     chars: u64,
     print: u128,
     signature: Option<Vec<u32>>,
 }
 
-struct SignSketcher<'a>(&'a Pipeline);
+struct SignSketcher<'a>(&'a Pipeline, IdRule);
 
 impl Sketcher for SignSketcher<'_> {
     type Sketch = Signed;
@@ -93,10 +138,15 @@ impl Sketcher for SignSketcher<'_> {
     // Never `None`: an empty document still has a row (and a fingerprint).
     fn sketch(&self, s: &mut Scratch, raw: &Raw<'_>) -> Option<Signed> {
         Some(Signed {
+            id_made_up: raw.id_made_up,
             chars: raw.text.chars().count() as u64,
             print: xxh3_128(s.text.as_bytes()),
             signature: self.0.sign_normalized(s),
         })
+    }
+
+    fn unique_ids(&self) -> bool {
+        self.1 == IdRule::Unique
     }
 }
 
@@ -105,6 +155,7 @@ fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("doc", DataType::Int64, false),
         Field::new("id", DataType::Utf8, false),
+        Field::new("id_made_up", DataType::Boolean, false),
         Field::new("source", DataType::Utf8, false),
         Field::new("line", DataType::Int64, true),
         Field::new("chars", DataType::Int64, false),
@@ -151,13 +202,14 @@ fn shard_files(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// Signs every document of `source` with `pipeline` (which must use signatures) and writes the
 /// shards into `dir`, made if missing; a directory that already holds shards is refused rather
-/// than mixed with. Each shard has at most `shard_rows` rows.
+/// than mixed with.
 pub fn sign(
     pipeline: &Pipeline,
     source: &Source,
     dir: &Path,
-    shard_rows: usize,
+    options: &SignOptions,
 ) -> Result<SignReport> {
+    let shard_rows = options.shard_rows.max(1);
     let config = pipeline.config();
     let Some(sig) = config.signatures() else {
         return Err(Error::BadInput {
@@ -177,7 +229,7 @@ pub fn sign(
             ),
         });
     }
-    let corpus = pipeline.read(source, &SignSketcher(pipeline))?;
+    let corpus = pipeline.read(source, &SignSketcher(pipeline, options.ids))?;
     let params =
         serde_json::to_string(&SigningParams::from_config(config)).expect("parameters serialize");
     let props = WriterProperties::builder()
@@ -185,6 +237,7 @@ pub fn sign(
         .set_max_row_group_row_count(Some(BATCH_ROWS))
         .set_key_value_metadata(Some(vec![
             KeyValue::new(META_VERSION.into(), SHARD_FORMAT_VERSION.to_string()),
+            KeyValue::new(META_IDS.into(), options.ids.name().to_owned()),
             KeyValue::new(META_PARAMS.into(), params),
         ]))
         .build();
@@ -200,7 +253,7 @@ pub fn sign(
         .map(|&d| &corpus.documents[d as usize])
         .zip(&corpus.sketches)
         .collect();
-    for (n, chunk) in docs.chunks(shard_rows.max(1)).enumerate() {
+    for (n, chunk) in docs.chunks(shard_rows).enumerate() {
         let path = dir.join(format!("part-{n:05}.parquet"));
         // Written under a temporary name and renamed, so a shard that exists is whole.
         let mut tmp = tempfile::Builder::new()
@@ -211,7 +264,7 @@ pub fn sign(
         let file = tmp.as_file_mut().try_clone().map_err(io_error(&path))?;
         let mut writer = ArrowWriter::try_new(file, schema(), Some(props.clone()))
             .map_err(parquet_error(&path))?;
-        let first = n * shard_rows.max(1);
+        let first = n * shard_rows;
         for (b, batch) in chunk.chunks(BATCH_ROWS).enumerate() {
             let batch = to_batch(batch, first + b * BATCH_ROWS, sig.num_perm, lsh, &path)?;
             writer.write(&batch).map_err(parquet_error(&path))?;
@@ -235,6 +288,7 @@ fn to_batch(
     let n = rows.len();
     let mut doc = Int64Builder::with_capacity(n);
     let mut id = StringBuilder::with_capacity(n, n * 16);
+    let mut made_up = BooleanBuilder::with_capacity(n);
     let mut source = StringBuilder::with_capacity(n, n * 16);
     let mut line = Int64Builder::with_capacity(n);
     let mut chars = Int64Builder::with_capacity(n);
@@ -244,6 +298,7 @@ fn to_batch(
     for (i, (d, s)) in rows.iter().enumerate() {
         doc.append_value((first + i) as i64);
         id.append_value(&d.id);
+        made_up.append_value(s.id_made_up);
         match &d.origin {
             Origin::File(p) => {
                 source.append_value(p.to_string_lossy());
@@ -286,6 +341,7 @@ fn to_batch(
     let columns: Vec<ArrayRef> = vec![
         Arc::new(doc.finish()),
         Arc::new(id.finish()),
+        Arc::new(made_up.finish()),
         Arc::new(source.finish()),
         Arc::new(line.finish()),
         Arc::new(chars.finish()),
@@ -338,7 +394,13 @@ pub fn read_shards(dirs: &[PathBuf], run: &SigningParams) -> Result<SignedCorpus
     let mut corpus = SignedCorpus::default();
     let mut first: Option<(PathBuf, SigningParams)> = None;
     let num_perm = run.num_perm;
-    let mut pending_docs: Vec<(String, bool)> = Vec::new();
+    let mut rows = Rows {
+        // Replaced by the texts of every document once they are all read.
+        texts: SharedTexts::new(TextsNotKept(0)),
+        ids: Ids::new(1, true),
+        sources: Vec::new(),
+        places: Vec::new(),
+    };
     for path in &files {
         let file = File::open(path).map_err(io_error(path))?;
         let builder =
@@ -385,27 +447,23 @@ pub fn read_shards(dirs: &[PathBuf], run: &SigningParams) -> Result<SignedCorpus
             .map_err(parquet_error(path))?;
         for batch in reader {
             let batch = batch.map_err(arrow_error(path))?;
-            read_batch(&batch, path, num_perm, &mut corpus, &mut pending_docs)?;
+            read_batch(&batch, path, num_perm, &mut corpus, &mut rows)?;
         }
     }
-    let texts = SharedTexts::new(TextsNotKept(pending_docs.len()));
-    corpus.documents = pending_docs
-        .into_iter()
-        .enumerate()
-        .map(|(index, (id, empty))| Document {
-            id,
-            origin: Origin::Text {
-                texts: texts.clone(),
-                index,
-            },
-            empty,
-        })
-        .collect();
+    let texts = SharedTexts::new(TextsNotKept(corpus.documents.len()));
+    for d in &mut corpus.documents {
+        if let Origin::Text { texts: t, .. } = &mut d.origin {
+            *t = texts.clone();
+        }
+    }
     corpus.stats = Stats {
         documents: corpus.documents.len() as u64,
         empty: corpus.documents.iter().filter(|d| d.empty).count() as u64,
         ..Stats::default()
     };
+    for skip in &corpus.skipped {
+        corpus.stats.count_skip(skip.kind);
+    }
     Ok(corpus)
 }
 
@@ -431,12 +489,22 @@ fn shard_params(path: &Path, meta: Option<&Vec<KeyValue>>) -> Result<SigningPara
     serde_json::from_str(&params).map_err(|e| not_shard(&format!("bad ndup.params: {e}")))
 }
 
+/// What reading rows keeps besides the corpus: the ids given so far, and where each document
+/// came from, so that shards signed with [`IdRule::AsRead`] get the ids a scan would give.
+struct Rows {
+    texts: SharedTexts,
+    ids: Ids,
+    sources: Vec<String>,
+    /// For each document: its source (in `sources`) and its line (0 for a file).
+    places: Vec<(u32, u64)>,
+}
+
 fn read_batch(
     batch: &RecordBatch,
     path: &Path,
     num_perm: usize,
     corpus: &mut SignedCorpus,
-    docs: &mut Vec<(String, bool)>,
+    rows: &mut Rows,
 ) -> Result<()> {
     let bad = |reason: String| Error::BadInput {
         path: path.to_path_buf(),
@@ -450,6 +518,20 @@ fn read_batch(
     let ids = column("id")?
         .as_string_opt::<i32>()
         .ok_or_else(|| bad("`id` is not a string column".into()))?;
+    // Shards signed before the column existed have only real or already settled ids.
+    let made_up = match batch.column_by_name("id_made_up") {
+        None => None,
+        Some(c) => Some(
+            c.as_boolean_opt()
+                .ok_or_else(|| bad("`id_made_up` is not a bool column".into()))?,
+        ),
+    };
+    let sources = column("source")?
+        .as_string_opt::<i32>()
+        .ok_or_else(|| bad("`source` is not a string column".into()))?;
+    let lines = column("line")?
+        .as_primitive_opt::<Int64Type>()
+        .ok_or_else(|| bad("`line` is not an int64 column".into()))?;
     let sigs = column("signature")?
         .as_list_opt::<i32>()
         .ok_or_else(|| bad("`signature` is not a list column".into()))?;
@@ -457,9 +539,49 @@ fn read_batch(
         if ids.is_null(row) {
             return Err(bad(format!("row {row} has no id")));
         }
-        let doc = docs.len() as u32;
-        if sigs.is_null(row) {
-            docs.push((ids.value(row).to_owned(), true));
+        let source = sources.value(row);
+        if rows.sources.last().is_none_or(|s| s != source) {
+            rows.sources.push(source.to_owned());
+        }
+        let line = if lines.is_null(row) {
+            0
+        } else {
+            lines.value(row) as u64
+        };
+        let (places, names) = (&rows.places, &rows.sources);
+        let id = rows.ids.settle(
+            source,
+            line,
+            ids.value(row).to_owned(),
+            made_up.is_some_and(|m| !m.is_null(row) && m.value(row)),
+            &mut corpus.documents,
+            |d| match &d.origin {
+                Origin::Text { index, .. } => {
+                    let (s, line) = places[*index];
+                    (names[s as usize].clone(), line)
+                }
+                Origin::File(_) | Origin::Record { .. } => unreachable!("shards hold texts"),
+            },
+        );
+        let id = match id {
+            Ok(id) => id,
+            Err(skip) => {
+                corpus.skipped.push(skip);
+                continue;
+            }
+        };
+        let doc = corpus.documents.len() as u32;
+        rows.places.push((rows.sources.len() as u32 - 1, line));
+        let empty = sigs.is_null(row);
+        corpus.documents.push(Document {
+            id,
+            origin: Origin::Text {
+                texts: rows.texts.clone(),
+                index: doc as usize,
+            },
+            empty,
+        });
+        if empty {
             continue;
         }
         let sig = sigs.value(row);
@@ -477,7 +599,6 @@ fn read_batch(
             .signatures
             .extend(sig.values().iter().map(|&v| v as u32));
         corpus.signed.push(doc);
-        docs.push((ids.value(row).to_owned(), false));
     }
     Ok(())
 }

@@ -923,12 +923,35 @@ impl Ids {
         id: Option<String>,
         docs: &mut [Document],
     ) -> std::result::Result<String, Skip> {
-        let doc = docs.len() as u32;
         let (id, made_up) = match id {
             Some(id) => (id, false),
             None if self.prefixed => (format!("{}:{line}", source.name()), true),
             None => (line.to_string(), true),
         };
+        self.settle(source.name(), line, id, made_up, docs, |d| {
+            match &d.origin {
+                Origin::Record { source, line, .. } => (source.name().to_owned(), *line),
+                Origin::File(_) | Origin::Text { .. } => {
+                    unreachable!("only records get made-up ids")
+                }
+            }
+        })
+    }
+
+    /// [`assign`](Self::assign) for a record whose id is already decided, as read (`made_up` when
+    /// it is the record's line number): the next of `docs`, from `line` of the source named
+    /// `source`. `place` gives the source's name and the line of a document of `docs` with a
+    /// made-up id, to rename it when a real id claims its name.
+    pub(crate) fn settle(
+        &mut self,
+        source: &str,
+        line: u64,
+        id: String,
+        made_up: bool,
+        docs: &mut [Document],
+        place: impl Fn(&Document) -> (String, u64),
+    ) -> std::result::Result<String, Skip> {
+        let doc = docs.len() as u32;
         if !self.unique {
             return Ok(id);
         }
@@ -937,12 +960,7 @@ impl Ids {
             Some(_) if made_up => self.free_name(source, line, docs),
             Some(prev) if self.is_made_up(prev) => {
                 // The earlier record gives its made-up name to this real id.
-                let (prev_source, prev_line) = match &docs[prev as usize].origin {
-                    Origin::Record { source, line, .. } => (Arc::clone(source), *line),
-                    Origin::File(_) | Origin::Text { .. } => {
-                        unreachable!("only records get made-up ids")
-                    }
-                };
+                let (prev_source, prev_line) = place(&docs[prev as usize]);
                 let renamed = self.free_name(&prev_source, prev_line, docs);
                 self.insert(xxh3_64(renamed.as_bytes()), &renamed, prev, docs);
                 docs[prev as usize].id = renamed;
@@ -951,7 +969,7 @@ impl Ids {
             }
             Some(_) => {
                 return Err(Skip {
-                    id: format!("{}:{line}", source.name()),
+                    id: format!("{source}:{line}"),
                     kind: SkipKind::Malformed,
                     reason: format!("duplicate id `{id}` (an earlier record has it)"),
                 });
@@ -994,8 +1012,8 @@ impl Ids {
     }
 
     /// The first of `source:line`, `source:line#2`, ... that no document has.
-    fn free_name(&self, source: &RecordSource, line: u64, docs: &[Document]) -> String {
-        let base = format!("{}:{line}", source.name());
+    fn free_name(&self, source: &str, line: u64, docs: &[Document]) -> String {
+        let base = format!("{source}:{line}");
         let mut name = base.clone();
         let mut n = 1;
         while self.holder(&name, docs).is_some() {

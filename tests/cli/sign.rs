@@ -192,6 +192,70 @@ fn shard_columns_hold_each_document_in_input_order() {
     }
 }
 
+/// `--ids as-read` writes every record as `ndup dedup` names it and says which ids are line
+/// numbers; a scan of such shards still names documents as a scan of the corpus does: a later
+/// duplicate id skipped, a line number giving way to a real id.
+#[test]
+fn shards_signed_with_ids_as_read_keep_every_record_and_scan_as_the_corpus_does() {
+    let d = Dir::new();
+    let t = |v: usize| edited(77, 120, v);
+    let lines = [
+        json!({"id": "3", "text": t(0)}), // a real id equal to line 3's number
+        json!({"text": t(1)}),            // line 2, made up: "2", which line 6 claims
+        json!({"text": t(2)}),            // line 3, made up: "3" is taken
+        json!({"id": "dup", "text": t(3)}),
+        json!({"id": "dup", "text": t(4)}), // a duplicate id
+        json!({"id": "2", "text": t(5)}),
+        json!({"id": null, "text": t(6)}), // a null id is made up too
+    ];
+    let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    d.create("c.jsonl", lines.join("\n") + "\n");
+    d.ndup()
+        .args(["sign", "c.jsonl", "--out", "read", "--ids", "as-read"])
+        .args(["--threshold", "0.5"])
+        .ok();
+    let file = File::open(d.path().join("read/part-00000.parquet")).unwrap();
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let rule = builder
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .unwrap()
+        .iter()
+        .find(|kv| kv.key == "ndup.ids")
+        .and_then(|kv| kv.value.clone());
+    assert_eq!(rule.as_deref(), Some("as-read"));
+    let batch = builder.build().unwrap().next().unwrap().unwrap();
+    let ids = batch.column_by_name("id").unwrap();
+    let ids: Vec<&str> = (0..7).map(|i| ids.as_string::<i32>().value(i)).collect();
+    assert_eq!(ids, ["3", "2", "3", "dup", "dup", "2", "7"]);
+    let made_up = batch.column_by_name("id_made_up").unwrap().as_boolean();
+    let made_up: Vec<bool> = (0..7).map(|i| made_up.value(i)).collect();
+    assert_eq!(made_up, [false, true, true, false, false, false, true]);
+
+    // Signed the default way, the shards hold a scan's names, and the duplicate is skipped.
+    d.ndup()
+        .args(["sign", "c.jsonl", "--out", "unique", "--threshold", "0.5"])
+        .ok();
+    let args = ["--verify", "signature", "--clusters", "--threshold", "0.5"];
+    let direct = d.scan().arg("c.jsonl").args(args).ok();
+    let as_read = d.scan().args(["--signatures", "read"]).args(args).ok();
+    let unique = d.scan().args(["--signatures", "unique"]).args(args).ok();
+    let members = direct.clusters().concat();
+    for id in ["3", "c.jsonl:2", "c.jsonl:3", "dup", "2", "7"] {
+        assert!(members.iter().any(|m| m == id), "{id} in {members:?}");
+    }
+    assert_eq!(
+        results(&as_read),
+        results(&direct),
+        "{}",
+        as_read.describe()
+    );
+    assert_eq!(results(&unique), results(&direct));
+    assert_eq!(as_read.count("skipped_malformed"), 1);
+    assert_eq!(direct.count("skipped_malformed"), 1);
+}
+
 #[test]
 fn shards_made_or_scanned_with_other_parameters_are_refused() {
     let d = Dir::new();

@@ -1308,8 +1308,33 @@ pub struct SignArgs {
     )]
     pub shard_rows: u64,
 
+    /// How records are named: `unique` as a scan names them (a later record with an id already
+    /// seen is skipped; a line-number id gives way to a real one); `as-read` every record, as
+    /// `ndup dedup` names them, for a job that signs a corpus in slices and decides uniqueness
+    /// itself (the `id_made_up` column tells it which ids are line numbers).
+    #[arg(long, value_name = "RULE", default_value = "unique")]
+    pub ids: IdsArg,
+
     #[command(flatten)]
     pub corpus: CorpusArgs,
+}
+
+/// The values of `ndup sign --ids`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IdsArg {
+    /// Skip a record whose id an earlier one has; line numbers give way to real ids.
+    Unique,
+    /// Keep every record, named as read or by its line number.
+    AsRead,
+}
+
+impl From<IdsArg> for ndup::shards::IdRule {
+    fn from(a: IdsArg) -> Self {
+        match a {
+            IdsArg::Unique => ndup::shards::IdRule::Unique,
+            IdsArg::AsRead => ndup::shards::IdRule::AsRead,
+        }
+    }
 }
 
 impl SignArgs {

@@ -54,6 +54,7 @@ const TREE_OPTIONS: &[&str] = &[
     "fn-weight",
     "max-bucket",
     "shard-rows",
+    "ids",
     "verify",
     "exact",
     "format",

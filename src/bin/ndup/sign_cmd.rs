@@ -17,7 +17,11 @@ pub fn run(args: SignArgs) -> Result<Exit> {
         pipeline = pipeline.with_progress(bar.clone());
     }
     let source = args.corpus.input.source(&args.inputs)?;
-    let report = ndup::shards::sign(&pipeline, &source, &args.out, args.shard_rows as usize)?;
+    let options = ndup::shards::SignOptions {
+        shard_rows: args.shard_rows as usize,
+        ids: args.ids.into(),
+    };
+    let report = ndup::shards::sign(&pipeline, &source, &args.out, &options)?;
     if let Some(bar) = &bar {
         bar.finish();
     }
