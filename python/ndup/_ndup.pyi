@@ -54,15 +54,23 @@ class MinHasher:
     def w(self) -> int: ...
 
 class Signature:
-    """A MinHash signature and the parameters that made it; immutable, hashable, picklable."""
+    """A MinHash signature, the parameters that made it and, when signed from text, how the text
+    was shingled; immutable, hashable (by parameters and slots), picklable."""
 
     def jaccard(self, other: Union[Signature, MinHash]) -> float:
-        """The estimated Jaccard similarity; ValueError when `other` has other parameters."""
+        """The estimated Jaccard similarity; ValueError when `other` has other parameters, or
+        was signed from text shingled otherwise."""
     def to_numpy(self) -> npt.NDArray[np.uint32]:
         """A read-only view of the slots, sharing this signature's memory."""
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> npt.NDArray[Any]: ...
     @staticmethod
-    def from_numpy(slots: npt.NDArray[np.uint32], *, seed: int = 42, sketch: SketchName = "fss") -> Signature:
+    def from_numpy(
+        slots: npt.NDArray[np.uint32],
+        *,
+        seed: int = 42,
+        sketch: SketchName = "fss",
+        shingling: Optional[str] = None,
+    ) -> Signature:
         """A signature from a 1-d uint32 array of num_perm slots (copied)."""
     def digest(self) -> npt.NDArray[np.uint32]:
         """The slots, copied into a new array (datasketch's `MinHash.digest`)."""
@@ -72,6 +80,10 @@ class Signature:
     def seed(self) -> int: ...
     @property
     def sketch(self) -> SketchName: ...
+    @property
+    def shingling(self) -> Optional[str]:
+        """'char 9-shingles, nfkc+lowercase+whitespace+trim'; None when made from tokens,
+        hashes or slots."""
     def __len__(self) -> int: ...
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...

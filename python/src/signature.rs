@@ -328,10 +328,11 @@ fn token_hash(token: &Bound<'_, PyAny>, seed: u64) -> PyResult<u64> {
     )))
 }
 
-/// A MinHash signature and the parameters that made it (sketch, num_perm, seed).
+/// A MinHash signature and the parameters that made it (sketch, num_perm, seed) and, when it
+/// was signed from text, how the text was shingled and normalized (`shingling`).
 ///
-/// `jaccard` refuses a signature made with other parameters (a `ValueError` naming each
-/// difference): the number would mean nothing. Signatures are immutable, hashable, compare
+/// `jaccard` refuses a signature made with other parameters, or from text shingled otherwise (a
+/// `ValueError` naming each difference): the number would mean nothing. Signatures are immutable, hashable, compare
 /// equal slot for slot, pickle, and convert to and from NumPy arrays of uint32.
 #[pyclass(name = "Signature", module = "ndup", frozen, eq, hash)]
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -428,8 +429,13 @@ impl PySignature {
     /// earlier): a 1-d array of uint32 whose length is num_perm, and the parameters that made
     /// them. The slots are copied into the signature.
     #[staticmethod]
-    #[pyo3(signature = (slots, *, seed=42, sketch="fss"))]
-    fn from_numpy(slots: &Bound<'_, PyAny>, seed: i128, sketch: &str) -> PyResult<Self> {
+    #[pyo3(signature = (slots, *, seed=42, sketch="fss", shingling=None))]
+    fn from_numpy(
+        slots: &Bound<'_, PyAny>,
+        seed: i128,
+        sketch: &str,
+        shingling: Option<&str>,
+    ) -> PyResult<Self> {
         let array: PyReadonlyArray1<'_, u32> = slots.extract().map_err(|_| {
             PyTypeError::new_err(
                 "from_numpy takes a 1-d NumPy array of uint32 (convert with .astype(numpy.uint32))",
@@ -437,7 +443,10 @@ impl PySignature {
         })?;
         let slots = array.as_array().to_vec();
         let params = params_of(sketch, slots.len(), self::seed(seed)?)?;
-        Ok(Signature::from_parts(params, slots).or_py()?.into())
+        Ok(Signature::from_parts(params, slots)
+            .or_py()?
+            .with_shingling(shingling)
+            .into())
     }
 
     /// The slots, as a copy in a new NumPy array (datasketch's `MinHash.digest`).
@@ -463,14 +472,25 @@ impl PySignature {
         self.inner.params().kind.name()
     }
 
+    /// How its text was shingled and normalized ('char 9-shingles,
+    /// nfkc+lowercase+whitespace+trim'), or None when it was made from tokens, hashes or slots.
+    #[getter]
+    fn shingling(&self) -> Option<&str> {
+        self.inner.shingling()
+    }
+
     fn __len__(&self) -> usize {
         self.inner.num_perm()
     }
 
     fn __repr__(&self) -> String {
         let p = self.inner.params();
+        let shingling = match self.inner.shingling() {
+            Some(s) => format!(", shingling='{s}'"),
+            None => String::new(),
+        };
         format!(
-            "Signature(num_perm={}, seed={}, sketch='{}')",
+            "Signature(num_perm={}, seed={}, sketch='{}'{shingling})",
             p.num_perm,
             p.seed,
             p.kind.name()
@@ -487,14 +507,25 @@ impl PySignature {
             .flat_map(|s| s.to_le_bytes())
             .collect();
         let p = self.inner.params();
-        (make, (p.kind.name(), p.seed, PyBytes::new(py, &bytes))).into_pyobject(py)
+        let state = (
+            p.kind.name(),
+            p.seed,
+            PyBytes::new(py, &bytes),
+            self.inner.shingling(),
+        );
+        (make, state).into_pyobject(py)
     }
 }
 
 /// Rebuilds a pickled signature.
 #[pyfunction]
-#[pyo3(name = "_signature_from_state")]
-fn signature_from_state(sketch: &str, seed: u64, slots: &[u8]) -> PyResult<PySignature> {
+#[pyo3(name = "_signature_from_state", signature = (sketch, seed, slots, shingling=None))]
+fn signature_from_state(
+    sketch: &str,
+    seed: u64,
+    slots: &[u8],
+    shingling: Option<&str>,
+) -> PyResult<PySignature> {
     if slots.is_empty() || !slots.len().is_multiple_of(4) {
         return Err(PyValueError::new_err(
             "a pickled signature holds whole uint32 slots",
@@ -505,7 +536,10 @@ fn signature_from_state(sketch: &str, seed: u64, slots: &[u8]) -> PyResult<PySig
         .map(|c| u32::from_le_bytes(c.try_into().expect("chunks of 4")))
         .collect();
     let params = params_of(sketch, slots.len(), seed)?;
-    Ok(Signature::from_parts(params, slots).or_py()?.into())
+    Ok(Signature::from_parts(params, slots)
+        .or_py()?
+        .with_shingling(shingling)
+        .into())
 }
 
 /// A signature fed token by token, as datasketch's `MinHash` is: `update(b"token")`,

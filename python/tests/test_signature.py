@@ -116,6 +116,31 @@ def test_signatures_of_other_parameters_are_refused():
         a.jaccard("not a signature")
 
 
+def test_signatures_of_texts_shingled_otherwise_are_refused():
+    text = words(2, 100)
+    nine = ndup.MinHasher(k=9).sign(text)
+    assert nine.shingling == "char 9-shingles, nfkc+lowercase+whitespace+trim"
+    cases = [
+        (ndup.MinHasher(k=5), "shingling `char 9-shingles, .*` vs `char 5-shingles, "),
+        (ndup.MinHasher(shingle="word", w=3), "vs `word 3-shingles, "),
+        (ndup.MinHasher(lowercase=False), "vs `char 9-shingles, nfkc\\+whitespace\\+trim`"),
+    ]
+    for hasher, want in cases:
+        with pytest.raises(ValueError, match=want):
+            nine.jaccard(hasher.sign(text))
+    # Tokens and slots from elsewhere say nothing of their making: compared on parameters alone.
+    tokens = ndup.MinHash()
+    tokens.update_batch(text.split())
+    assert tokens.signature().shingling is None
+    assert 0.0 <= nine.jaccard(tokens) <= 1.0
+    bare = ndup.Signature.from_numpy(nine.to_numpy())
+    assert bare.shingling is None and bare == nine and bare.jaccard(nine) == 1.0
+    told = ndup.Signature.from_numpy(nine.to_numpy(), shingling=nine.shingling)
+    assert told.shingling == nine.shingling
+    assert pickle.loads(pickle.dumps(nine)).shingling == nine.shingling
+    assert "shingling='char 9-shingles" in repr(nine)
+
+
 def test_signatures_pickle_and_compare():
     h = ndup.MinHasher(num_perm=32, seed=5, sketch="classic", shingle="word", w=2)
     s = h.sign(words(3, 50))

@@ -9,7 +9,7 @@ use crate::find::config::ScanConfig;
 use crate::problem;
 use crate::sketch::minhash::{SketchKind, SketchParams};
 use crate::text::normalize::NormalizeOptions;
-use crate::text::shingle::ShingleKind;
+use crate::text::shingle::{ShingleKind, stopwords_digest};
 
 /// The parameters that make signatures and band keys: two sets of signatures can be compared, or
 /// share an index or a set of signature shards, only when these are equal. The threshold and the
@@ -41,13 +41,7 @@ impl SigningParams {
     pub fn from_config(config: &ScanConfig) -> Self {
         let sig = config.signature_or_default();
         let stopwords = match (&config.shingle.kind, &config.shingle.stopwords) {
-            (ShingleKind::Stopword, Some(list)) => {
-                // The shingler uses the list as a set of lowercased words: so does the hash.
-                let mut words: Vec<String> = list.iter().map(|w| w.to_lowercase()).collect();
-                words.sort();
-                words.dedup();
-                Some(format!("{:016x}", xxh3_64(words.join("\n").as_bytes())))
-            }
+            (ShingleKind::Stopword, Some(list)) => Some(stopwords_digest(list)),
             _ => None,
         };
         SigningParams {

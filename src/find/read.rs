@@ -99,6 +99,7 @@ pub(crate) struct Raw<'a> {
     /// ([`Sketcher::content_hashes`]); 0 otherwise, and for records and text in memory.
     pub(crate) content: u128,
     /// True for a record without an id, which is then named by its line number.
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     pub(crate) id_made_up: bool,
 }
 

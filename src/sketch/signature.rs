@@ -14,21 +14,43 @@
 //! # Ok::<(), ndup::Error>(())
 //! ```
 
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::{Error, Param, Result};
 use crate::sketch::minhash::{Absorber, Signer, SketchKind, SketchParams, estimate};
 use crate::text::normalize::NormalizeOptions;
-use crate::text::shingle::{ShingleOptions, Shingler};
+use crate::text::shingle::{ShingleOptions, Shingler, stopwords_digest};
 
-/// A MinHash signature with the parameters that made it (sketch kind, `num_perm`, seed).
+/// A MinHash signature with the parameters that made it (sketch kind, `num_perm`, seed) and,
+/// when it was signed from text, how the text was shingled and normalized.
 ///
-/// Two signatures are comparable only when their parameters are equal: [`jaccard`](Self::jaccard)
-/// returns [`Error::Mismatch`] otherwise, instead of a number that would mean nothing.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// Two signatures are comparable only when their parameters are equal, and their shingling
+/// when both know theirs: [`jaccard`](Self::jaccard) returns [`Error::Mismatch`] otherwise,
+/// instead of a number that would mean nothing. Equality and hashing are those of the
+/// parameters and the slots.
+#[derive(Debug, Clone)]
 pub struct Signature {
     params: SketchParams,
     slots: Vec<u32>,
+    shingling: Option<Arc<str>>,
+}
+
+impl PartialEq for Signature {
+    fn eq(&self, other: &Self) -> bool {
+        self.params == other.params && self.slots == other.slots
+    }
+}
+
+impl Eq for Signature {}
+
+impl Hash for Signature {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.params.hash(state);
+        self.slots.hash(state);
+    }
 }
 
 impl Signature {
@@ -48,7 +70,25 @@ impl Signature {
                 )
             ]);
         }
-        Ok(Signature { params, slots })
+        Ok(Signature {
+            params,
+            slots,
+            shingling: None,
+        })
+    }
+
+    /// The same signature, saying how its text was shingled and normalized (as
+    /// [`shingling`](Self::shingling) words it), e.g. when read back from storage.
+    pub fn with_shingling(mut self, shingling: Option<&str>) -> Self {
+        self.shingling = shingling.map(Arc::from);
+        self
+    }
+
+    /// How the text was shingled and normalized, when the signature was signed from text
+    /// ([`MinHasher::sign`]): `char 9-shingles, nfkc+lowercase+whitespace+trim`. `None` for a
+    /// signature of the caller's hashes or tokens, or of slots from elsewhere.
+    pub fn shingling(&self) -> Option<&str> {
+        self.shingling.as_deref()
     }
 
     /// The parameters that made this signature.
@@ -74,7 +114,18 @@ impl Signature {
     /// Checks that `other` was made with the same parameters, naming every one that differs
     /// (`Error::Mismatch("num-perm 64 vs 128, seed 1 vs 2")`).
     pub fn ensure_comparable(&self, other: &Signature) -> Result<()> {
-        ensure_same_params(self.params, other.params)
+        let params = ensure_same_params(self.params, other.params);
+        match (&self.shingling, &other.shingling) {
+            (Some(a), Some(b)) if a != b => {
+                let shingling = format!("shingling `{a}` vs `{b}`");
+                Err(Error::Mismatch(match params {
+                    Ok(()) => shingling,
+                    Err(Error::Mismatch(d)) => format!("{d}, {shingling}"),
+                    Err(e) => return Err(e),
+                }))
+            }
+            _ => params,
+        }
     }
 
     /// The estimated Jaccard similarity of the two documents' shingle sets: the fraction of
@@ -118,6 +169,7 @@ pub struct MinHasher {
     normalize: NormalizeOptions,
     shingler: Shingler,
     signer: Signer,
+    shingling: Arc<str>,
 }
 
 /// Documents of at least this many bytes per slot are signed as their hashes are made, without
@@ -208,7 +260,10 @@ impl MinHasher {
             &mut Buffers::default(),
             &mut sig,
         );
-        signed.then(|| self.signature(sig))
+        signed.then(|| Signature {
+            shingling: Some(Arc::clone(&self.shingling)),
+            ..self.signature(sig)
+        })
     }
 
     /// Signs precomputed 64-bit shingle hashes (repeats and order do not matter); `None` when
@@ -231,7 +286,14 @@ impl MinHasher {
         Signature {
             params: self.params(),
             slots,
+            shingling: None,
         }
+    }
+
+    /// How this hasher shingles and normalizes text, as its signatures of text say it
+    /// ([`Signature::shingling`]).
+    pub fn shingling(&self) -> &str {
+        &self.shingling
     }
 }
 
@@ -305,8 +367,26 @@ impl MinHasherBuilder {
             normalize: self.normalize,
             shingler: Shingler::new(&self.shingle)?,
             signer: Signer::new(self.params)?,
+            shingling: describe_shingling(&self.shingle, &self.normalize).into(),
         })
     }
+}
+
+/// `char 9-shingles, nfkc+lowercase+whitespace+trim`; a custom stop-word list is named by a
+/// hash of its lowercased words, as the shard and index parameters name it.
+fn describe_shingling(shingle: &ShingleOptions, normalize: &NormalizeOptions) -> String {
+    let stopwords = match (shingle.kind, &shingle.stopwords) {
+        (crate::text::shingle::ShingleKind::Stopword, Some(list)) => {
+            format!(" (stop words {})", stopwords_digest(list))
+        }
+        _ => String::new(),
+    };
+    format!(
+        "{} {}-shingles{stopwords}, {}",
+        shingle.kind.name(),
+        shingle.size(),
+        normalize.describe()
+    )
 }
 
 /// A signature fed incrementally (see [`MinHasher::begin`]). The hashes are kept until
@@ -384,6 +464,42 @@ mod tests {
     /// The promise of this module: a [`MinHasher`] built from a scan's configuration gives the
     /// scan's signature, bit for bit. The one test here that reaches up to `find`: it is the
     /// pipeline the promise is about.
+    #[test]
+    fn signatures_of_texts_shingled_otherwise_are_refused_and_hashes_are_not() {
+        let k = |k: usize| {
+            MinHasher::builder()
+                .shingles(ShingleOptions {
+                    k,
+                    ..ShingleOptions::default()
+                })
+                .build()
+                .unwrap()
+        };
+        let text = "the same text, shingled two ways";
+        let (nine, five) = (k(9).sign(text).unwrap(), k(5).sign(text).unwrap());
+        assert_eq!(
+            nine.shingling(),
+            Some("char 9-shingles, nfkc+lowercase+whitespace+trim")
+        );
+        let Err(Error::Mismatch(why)) = nine.jaccard(&five) else {
+            panic!("k 9 and k 5 compared")
+        };
+        assert_eq!(
+            why,
+            "shingling `char 9-shingles, nfkc+lowercase+whitespace+trim` vs \
+             `char 5-shingles, nfkc+lowercase+whitespace+trim`"
+        );
+        // Hashes given by the caller say nothing of how they were made: comparable.
+        let hashes = k(5).sign_hashes(&[1, 2, 3]).unwrap();
+        assert_eq!(hashes.shingling(), None);
+        assert!(nine.jaccard(&hashes).is_ok());
+        // Equality is that of the slots and parameters.
+        let bare = Signature::from_parts(nine.params(), nine.slots().to_vec()).unwrap();
+        assert_eq!(bare, nine);
+        let told = bare.with_shingling(Some("word 5-shingles, none"));
+        assert!(told.jaccard(&nine).is_err());
+    }
+
     #[test]
     #[cfg(feature = "pipeline")]
     fn slots_are_the_pipelines() {

@@ -61,6 +61,18 @@ pub struct ShingleOptions {
     pub stopwords: Option<Vec<String>>,
 }
 
+/// A custom stop-word list's name in parameters: a hash of its lowercased words as a set, the way
+/// the shingler uses them, so lists that shingle alike are named alike.
+pub(crate) fn stopwords_digest(list: &[String]) -> String {
+    let mut words: Vec<String> = list.iter().map(|w| w.to_lowercase()).collect();
+    words.sort();
+    words.dedup();
+    format!(
+        "{:016x}",
+        xxhash_rust::xxh3::xxh3_64(words.join("\n").as_bytes())
+    )
+}
+
 impl Default for ShingleOptions {
     fn default() -> Self {
         ShingleOptions {
