@@ -114,6 +114,10 @@ pub enum Error {
         /// part-00000.parquet with 128`.
         differences: Problem,
     },
+    /// The caller stopped the run ([`Pipeline::with_stop`](crate::find::Pipeline::with_stop))
+    /// before it finished.
+    #[error("interrupted")]
+    Interrupted,
     /// Another process holds the index's write lock for too long.
     #[error("{path}: the index is busy: another ndup process is writing it")]
     IndexBusy {

@@ -24,9 +24,9 @@ use ndup::source::{Origin, Source};
 use ndup::text::normalize::NormalizeOptions;
 use ndup::{Error, SketchKind};
 
-use crate::OrPy;
 use crate::lsh::{resolve_banding, verify_mode};
 use crate::signature::{count, seed, shingle_options, sketch_kind};
+use crate::{OrPy, interruptible};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_texts, m)?)?;
@@ -253,7 +253,8 @@ fn scan_texts<'py>(
     let source = Source::Texts(SharedTexts::new(PyTexts(
         ids.into_iter().zip(texts).collect(),
     )));
-    let report = py.detach(|| pipeline.scan_source(&source)).or_py()?;
+    let report =
+        interruptible(py, |stop| pipeline.with_stop(stop).scan_source(&source))?.or_py()?;
     report_to_py(py, &report, clusters)
 }
 
@@ -278,7 +279,8 @@ fn scan_paths<'py>(
         ));
     };
     let pipeline = Pipeline::new(options.config(false)?).or_py()?;
-    let report = py.detach(|| pipeline.scan_source(&source)).or_py()?;
+    let report =
+        interruptible(py, |stop| pipeline.with_stop(stop).scan_source(&source))?.or_py()?;
     report_to_py(py, &report, clusters)
 }
 
@@ -521,14 +523,15 @@ fn dedup_arrow<'py>(
     let arrow_texts = ArrowTexts { starts, texts, ids };
     let pipeline = Pipeline::new(config).or_py()?;
     let texts = SharedTexts::new(arrow_texts);
-    let report = py
-        .detach(|| dedup_texts(&pipeline, texts, keep))
-        .map_err(|e| match e {
-            Error::NoDocuments { .. } => {
-                PyValueError::new_err(format!("no row has a text in column '{text_column}' ({e})"))
-            }
-            other => crate::to_py(other),
-        })?;
+    let report = interruptible(py, |stop| {
+        dedup_texts(&pipeline.with_stop(stop), texts, keep)
+    })?
+    .map_err(|e| match e {
+        Error::NoDocuments { .. } => {
+            PyValueError::new_err(format!("no row has a text in column '{text_column}' ({e})"))
+        }
+        other => crate::to_py(other),
+    })?;
     let mut kept = vec![false; rows];
     for (doc, fate) in report.scan.documents.iter().zip(&report.fates) {
         if let (Origin::Text { index, .. }, Fate::Kept) = (&doc.origin, fate) {

@@ -10,6 +10,11 @@ mod corpus;
 mod lsh;
 mod signature;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
@@ -40,6 +45,55 @@ fn python_name(p: Param) -> &'static str {
         Param::Stopwords | Param::StopwordsFile => "stopwords",
         other => other.name(),
     }
+}
+
+/// How often a thread waiting for [`interruptible`] work looks for signals: often enough that
+/// Ctrl-C feels immediate, seldom enough to cost nothing.
+const SIGNAL_POLL: Duration = Duration::from_millis(20);
+
+/// Runs `work` on a thread of its own, without the GIL, while this thread waits and looks for
+/// signals: when a signal handler raises (Ctrl-C's `KeyboardInterrupt`), the stop flag given to
+/// `work` is set, the work winds down at its next document or batch, and the exception is
+/// raised. Why a thread: Python runs signal handlers only on the main thread, and only when it
+/// holds the GIL, so the thread that called must stay free to run them.
+pub(crate) fn interruptible<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce(Arc<AtomicBool>) -> T + Send,
+) -> PyResult<T> {
+    let stop = Arc::new(AtomicBool::new(false));
+    std::thread::scope(|scope| {
+        let (done, finished) = mpsc::sync_channel::<()>(1);
+        // In a mutex only to be shared with the thread that waits without the GIL.
+        let finished = std::sync::Mutex::new(finished);
+        let flag = Arc::clone(&stop);
+        let worker = scope.spawn(move || {
+            let out = work(flag);
+            let _ = done.send(());
+            out
+        });
+        loop {
+            let over = py.detach(|| {
+                !matches!(
+                    finished
+                        .lock()
+                        .expect("only this thread waits")
+                        .recv_timeout(SIGNAL_POLL),
+                    Err(mpsc::RecvTimeoutError::Timeout)
+                )
+            });
+            if over {
+                return Ok(worker
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+            }
+            if let Err(e) = py.check_signals() {
+                stop.store(true, Ordering::Relaxed);
+                // The result of stopped work is the interruption itself: dropped.
+                let _ = py.detach(|| worker.join());
+                return Err(e);
+            }
+        }
+    })
 }
 
 /// Library results as Python results.

@@ -15,6 +15,7 @@ pub(crate) mod sample;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -256,6 +257,7 @@ pub struct Pipeline {
     signer: Signer,
     verifier: Verifier,
     progress: Option<Arc<dyn Progress>>,
+    stop: Option<Arc<AtomicBool>>,
 }
 
 /// A stage of the work that a [`Progress`] observer is told about.
@@ -312,6 +314,7 @@ impl Pipeline {
             ),
             config,
             progress: None,
+            stop: None,
         })
     }
 
@@ -319,6 +322,27 @@ impl Pipeline {
     pub fn with_progress(mut self, progress: Arc<dyn Progress>) -> Self {
         self.progress = Some(progress);
         self
+    }
+
+    /// Stops a run when `stop` becomes true: it then returns [`Error::Interrupted`] after the
+    /// document, or the batch of verified pairs, at hand (an interrupt handler, a deadline or
+    /// a cancel button sets it from another thread).
+    pub fn with_stop(mut self, stop: Arc<AtomicBool>) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// [`Error::Interrupted`] once the stop flag is set.
+    pub(crate) fn stopped(&self) -> Option<Error> {
+        self.stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+            .then_some(Error::Interrupted)
+    }
+
+    /// Why reading must stop: the sketcher's reason, or the stop flag.
+    pub(crate) fn halted<K: Sketcher>(&self, sketcher: &K) -> Option<Error> {
+        sketcher.halted().or_else(|| self.stopped())
     }
 
     /// Tells the progress observer, if any, that `n` more documents were handled.
@@ -490,6 +514,9 @@ impl Pipeline {
             },
             || self.advance(1),
         );
+        if let Some(e) = self.stopped() {
+            return Err(e);
+        }
         stats.candidates = cstats.candidates;
         stats.oversized_buckets = cstats.oversized_buckets;
         // Equal texts have equal shingle sets: the exact measures are 1 without a re-read (only
@@ -526,11 +553,12 @@ impl Pipeline {
             signed: &signed,
             prints: &fingerprints,
         };
-        Ok(self.report(documents, found, skipped, stats, prints, start))
+        self.report(documents, found, skipped, stats, prints, start)
     }
 
     /// The end of phase two, shared by every sketch: exact verification of the pairs marked
-    /// uncertain, then the report in its deterministic order.
+    /// uncertain, then the report in its deterministic order; [`Error::Interrupted`] when the
+    /// stop flag was set meanwhile.
     pub(crate) fn report(
         &self,
         documents: Vec<Document>,
@@ -539,7 +567,7 @@ impl Pipeline {
         mut stats: Stats,
         prints: TextPrints,
         start: Instant,
-    ) -> ScanReport {
+    ) -> Result<ScanReport> {
         let mut pairs = Vec::with_capacity(found.len());
         let mut uncertain = Vec::new();
         for (p, exact) in found {
@@ -554,9 +582,19 @@ impl Pipeline {
             self.progress_phase(Phase::Verifying, Some(uncertain.len() as u64));
         }
         let (kept, reload_skips) = self.verify_exact(&documents, uncertain, prints);
+        if let Some(e) = self.stopped() {
+            return Err(e);
+        }
         pairs.extend(kept);
         skipped.extend(reload_skips);
-        report(&self.config, documents, pairs, skipped, stats, start)
+        Ok(report(
+            &self.config,
+            documents,
+            pairs,
+            skipped,
+            stats,
+            start,
+        ))
     }
 
     /// Computes the exact Jaccard (and, for containment, both containments) of each pair, reading
@@ -738,6 +776,10 @@ impl Pipeline {
             drop(sets);
             arena = stored.recycle();
             self.advance(batch.len() as u64);
+            // The caller returns the error: the rest is not worth verifying.
+            if self.stopped().is_some() {
+                break;
+            }
         }
         (kept, skips)
     }
@@ -1620,6 +1662,35 @@ mod tests {
             report.pairs.iter().filter(|q| q.jaccard.is_some()).count(),
             21
         );
+    }
+
+    #[test]
+    fn a_stopped_pipeline_returns_interrupted_and_a_running_one_its_report() {
+        let texts: Vec<(String, String)> = (0..200)
+            .map(|i| (i.to_string(), words(i % 20, 200)))
+            .collect();
+        let source = Source::Texts(crate::source::texts::SharedTexts::new(texts));
+        for strategy in [None, Some("exact")] {
+            let config = || ScanConfig {
+                strategy: match strategy {
+                    None => ScanConfig::default().strategy,
+                    Some(_) => StrategyConfig::Exact(Default::default()),
+                },
+                ..Default::default()
+            };
+            let stop = Arc::new(AtomicBool::new(false));
+            let running = Pipeline::new(config())
+                .unwrap()
+                .with_stop(Arc::clone(&stop));
+            assert!(!running.scan_source(&source).unwrap().pairs.is_empty());
+            stop.store(true, Ordering::Relaxed);
+            assert!(matches!(
+                running.scan_source(&source),
+                Err(Error::Interrupted)
+            ));
+            let dedup = crate::dedup::dedup_source(&running, &source, crate::dedup::Keep::First);
+            assert!(matches!(dedup, Err(Error::Interrupted)), "{dedup:?}");
+        }
     }
 
     #[test]

@@ -212,7 +212,7 @@ impl Pipeline {
             Source::Records(inputs) => self.read_records(inputs, sketcher)?,
             Source::Texts(texts) => self.read_texts(texts, sketcher)?,
         };
-        match sketcher.halted() {
+        match self.halted(sketcher) {
             Some(err) => Err(err),
             None => Ok(corpus.finish()),
         }
@@ -233,7 +233,7 @@ impl Pipeline {
         let outcomes: Vec<Option<Outcome<K::Sketch>>> = entries
             .par_iter()
             .map_init(Scratch::default, |s, e| {
-                if sketcher.halted().is_some() {
+                if self.halted(sketcher).is_some() {
                     return None;
                 }
                 let outcome = self.read_entry(e.borrow(), sketcher, s);
@@ -242,7 +242,7 @@ impl Pipeline {
                 Some(outcome)
             })
             .collect();
-        match sketcher.halted() {
+        match self.halted(sketcher) {
             Some(err) => Err(err),
             None => Ok(outcomes
                 .into_iter()
@@ -385,7 +385,7 @@ impl Pipeline {
             .par_iter()
             .zip(rows.par_chunks_mut(width))
             .map_init(Scratch::default, |s, (e, row)| {
-                if sketcher.halted().is_some() {
+                if self.halted(sketcher).is_some() {
                     return None;
                 }
                 let mut file = take(&mut s.file);
@@ -422,7 +422,7 @@ impl Pipeline {
                 Some(outcome)
             })
             .collect();
-        if let Some(err) = sketcher.halted() {
+        if let Some(err) = self.halted(sketcher) {
             return Err(err);
         }
         let fingerprints = sketcher.fingerprints();
@@ -489,7 +489,7 @@ impl Pipeline {
                     .lines
                     .par_iter()
                     .map_init(Scratch::default, |s, line| {
-                        if sketcher.halted().is_some() {
+                        if self.halted(sketcher).is_some() {
                             return None;
                         }
                         Some(match parse_record(batch.bytes(line), &fields) {
@@ -527,7 +527,7 @@ impl Pipeline {
         let outcomes: Vec<Option<Outcome<K::Sketch>>> = (0..texts.len())
             .into_par_iter()
             .map_init(Scratch::default, |s, i| {
-                if sketcher.halted().is_some() {
+                if self.halted(sketcher).is_some() {
                     return None;
                 }
                 let outcome = match texts.text(i) {
@@ -551,7 +551,7 @@ impl Pipeline {
                 Some(outcome)
             })
             .collect();
-        if let Some(err) = sketcher.halted() {
+        if let Some(err) = self.halted(sketcher) {
             return Err(err);
         }
         let fingerprints = sketcher.fingerprints();

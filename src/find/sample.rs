@@ -150,12 +150,12 @@ pub(crate) fn find_pairs(
         found.extend(kept);
     }
     stats.oversized_buckets = index.oversized(max_bucket);
-    Ok(p.report(
+    p.report(
         documents,
         found,
         skipped,
         stats,
         TextPrints::default(),
         start,
-    ))
+    )
 }
