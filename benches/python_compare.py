@@ -12,12 +12,15 @@ Every library gets the same job through its own API, with tokenization counted f
   9-shingles, signed with seed 42. rensa and datasketch are given the shingles made in Python
   (as their users make them); ndup takes the text and does all of it in Rust.
 - LSH: 16 bands x 8 rows over those signatures; insert every document, then query every one
-  (the signatures are made beforehand and not timed).
+  (the signatures are made beforehand and not timed), one call a document (`insert`, `query`)
+  and through each library's bulk API: rensa's `insert_pairs` and `query_all`, ndup's
+  `insert_batch` and `query_batch` (on every core, the GIL released); datasketch has only its
+  `insertion_session`, and runs once (it is an order of magnitude slower).
 
 The texts are made up: `--docs` documents of `--words` words drawn from a Zipf-like vocabulary,
 a third of them edited copies of an earlier one. datasketch signs only the first
 `--datasketch-docs` of them (it is two orders of magnitude slower); throughput is per second
-either way. Each row is the best of `--repeat` runs. The machine, the versions and the command
+either way. Each row is the best of `--repeat` runs (for LSH, the run of least total time). The machine, the versions and the command
 are printed with the table.
 """
 
@@ -93,6 +96,7 @@ def main() -> None:
     ap.add_argument("--datasketch-docs", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--lsh-only", action="store_true", help="skip the signing rows")
     a = ap.parse_args()
 
     import datasketch
@@ -118,37 +122,38 @@ def main() -> None:
             m = datasketch.MinHash(num_perm=NUM_PERM, seed=SEED)
             m.update_batch([s.encode("utf8") for s in shingles(t)])
 
-    sign_row("datasketch MinHash.update_batch", few, datasketch_sign, repeat=1)
+    if not a.lsh_only:
+        sign_row("datasketch MinHash.update_batch", few, datasketch_sign, repeat=1)
 
-    def rensa_sign() -> None:
-        for t in texts:
-            m = rensa.RMinHash(num_perm=NUM_PERM, seed=SEED)
-            m.update(shingles(t))
+        def rensa_sign() -> None:
+            for t in texts:
+                m = rensa.RMinHash(num_perm=NUM_PERM, seed=SEED)
+                m.update(shingles(t))
 
-    sign_row("rensa RMinHash.update", texts, rensa_sign)
+        sign_row("rensa RMinHash.update", texts, rensa_sign)
 
-    def rensa_bulk() -> None:
-        rensa.RMinHash.digest_matrix_from_token_sets([shingles(t) for t in texts], NUM_PERM, SEED)
+        def rensa_bulk() -> None:
+            rensa.RMinHash.digest_matrix_from_token_sets([shingles(t) for t in texts], NUM_PERM, SEED)
 
-    sign_row("rensa digest_matrix_from_token_sets", texts, rensa_bulk)
+        sign_row("rensa digest_matrix_from_token_sets", texts, rensa_bulk)
 
-    def ndup_sign(items: list[str]) -> None:
-        for t in items:
-            hasher.sign(t)
+        def ndup_sign(items: list[str]) -> None:
+            for t in items:
+                hasher.sign(t)
 
-    def ndup_one_core(items: list[str]) -> None:
-        hasher.sign_batch(items, threads=1)
+        def ndup_one_core(items: list[str]) -> None:
+            hasher.sign_batch(items, threads=1)
 
-    sign_row("ndup MinHasher.sign, a loop", texts, lambda: ndup_sign(texts))
-    # The GIL is released while a batch is signed: two Python threads, each signing half the
-    # texts on its own thread, run at once.
-    sign_row("ndup sign_batch(threads=1), 1 Python thread", texts, lambda: ndup_one_core(texts))
-    sign_row(
-        "ndup sign_batch(threads=1), 2 Python threads",
-        texts,
-        lambda: in_threads(2, ndup_one_core, texts),
-    )
-    sign_row("ndup MinHasher.sign_batch (every core)", texts, lambda: hasher.sign_batch(texts))
+        sign_row("ndup MinHasher.sign, a loop", texts, lambda: ndup_sign(texts))
+        # The GIL is released while a batch is signed: two Python threads, each signing half the
+        # texts on its own thread, run at once.
+        sign_row("ndup sign_batch(threads=1), 1 Python thread", texts, lambda: ndup_one_core(texts))
+        sign_row(
+            "ndup sign_batch(threads=1), 2 Python threads",
+            texts,
+            lambda: in_threads(2, ndup_one_core, texts),
+        )
+        sign_row("ndup MinHasher.sign_batch (every core)", texts, lambda: hasher.sign_batch(texts))
 
     # LSH: the same banding for everyone; signatures made beforehand.
     n = len(texts)
@@ -160,40 +165,89 @@ def main() -> None:
         m.update_batch([s.encode("utf8") for s in shingles(t)])
         d_sigs.append(m)
 
-    def datasketch_lsh() -> None:
-        lsh = datasketch.MinHashLSH(num_perm=NUM_PERM, params=(BANDS, ROWS))
-        for i, m in enumerate(d_sigs):
-            lsh.insert(i, m)
-        for m in d_sigs:
-            lsh.query(m)
+    # Each returns (insert seconds, query seconds). Per call: one Python call a document and a
+    # query; batch: the libraries' bulk APIs, which take every document in one call.
+    def timed(build, insert, query) -> tuple[float, float]:
+        lsh = build()
+        start = time.perf_counter()
+        insert(lsh)
+        mid = time.perf_counter()
+        query(lsh)
+        return mid - start, time.perf_counter() - mid
 
-    def rensa_lsh() -> None:
-        lsh = rensa.RMinHashLSH(threshold=0.8, num_perm=NUM_PERM, num_bands=BANDS)
-        for i, m in enumerate(r_sigs):
-            lsh.insert(i, m)
-        for m in r_sigs:
-            lsh.query(m)
+    def datasketch_lsh() -> tuple[float, float]:
+        def insert(lsh) -> None:
+            for i, m in enumerate(d_sigs):
+                lsh.insert(i, m)
 
-    def ndup_lsh() -> None:
-        lsh = ndup.LSH(num_perm=NUM_PERM, params=(BANDS, ROWS))
-        for i, s in enumerate(sigs):
-            lsh.insert(i, s)
-        for s in sigs:
-            lsh.query(s)
+        def query(lsh) -> None:
+            for m in d_sigs:
+                lsh.query(m)
 
-    def ndup_lsh_batch() -> None:
-        lsh = ndup.LSH(num_perm=NUM_PERM, params=(BANDS, ROWS))
-        for i, s in enumerate(sigs):
-            lsh.insert(i, s)
-        lsh.query_batch(sigs)
+        return timed(lambda: datasketch.MinHashLSH(num_perm=NUM_PERM, params=(BANDS, ROWS)), insert, query)
 
-    for how, run in [
-        ("datasketch MinHashLSH insert + query", datasketch_lsh),
-        ("rensa RMinHashLSH insert + query", rensa_lsh),
-        ("ndup LSH insert + query", ndup_lsh),
-        ("ndup LSH insert + query_batch", ndup_lsh_batch),
+    def datasketch_session() -> tuple[float, float]:
+        def insert(lsh) -> None:
+            with lsh.insertion_session() as session:
+                for i, m in enumerate(d_sigs):
+                    session.insert(i, m)
+
+        def query(lsh) -> None:
+            for m in d_sigs:
+                lsh.query(m)
+
+        return timed(lambda: datasketch.MinHashLSH(num_perm=NUM_PERM, params=(BANDS, ROWS)), insert, query)
+
+    def rensa_new():
+        return rensa.RMinHashLSH(threshold=0.8, num_perm=NUM_PERM, num_bands=BANDS)
+
+    def rensa_lsh() -> tuple[float, float]:
+        def insert(lsh) -> None:
+            for i, m in enumerate(r_sigs):
+                lsh.insert(i, m)
+
+        def query(lsh) -> None:
+            for m in r_sigs:
+                lsh.query(m)
+
+        return timed(rensa_new, insert, query)
+
+    def rensa_bulk() -> tuple[float, float]:
+        return timed(rensa_new, lambda lsh: lsh.insert_pairs(list(enumerate(r_sigs))), lambda lsh: lsh.query_all(r_sigs))
+
+    def ndup_new():
+        return ndup.LSH(num_perm=NUM_PERM, params=(BANDS, ROWS))
+
+    def ndup_lsh() -> tuple[float, float]:
+        def insert(lsh) -> None:
+            for i, s in enumerate(sigs):
+                lsh.insert(i, s)
+
+        def query(lsh) -> None:
+            for s in sigs:
+                lsh.query(s)
+
+        return timed(ndup_new, insert, query)
+
+    def ndup_batch() -> tuple[float, float]:
+        return timed(ndup_new, lambda lsh: lsh.insert_batch(range(n), sigs), lambda lsh: lsh.query_batch(sigs))
+
+    # Every library must find the same candidates (datasketch's and rensa's band hashes differ
+    # from ndup's, so only through the same signatures: ndup's against itself).
+    check = ndup_new()
+    check.insert_batch(range(n), sigs)
+    assert check.query_batch(sigs) == [check.query(s) for s in sigs]
+
+    lsh_rows: list[tuple[str, float, float]] = []  # how, insert seconds, query seconds
+    for how, run, repeat in [
+        ("datasketch MinHashLSH insert, query", datasketch_lsh, 1),
+        ("datasketch insertion_session, query", datasketch_session, 1),
+        ("rensa RMinHashLSH insert, query", rensa_lsh, a.repeat),
+        ("rensa insert_pairs, query_all", rensa_bulk, a.repeat),
+        ("ndup LSH insert, query", ndup_lsh, a.repeat),
+        ("ndup LSH insert_batch, query_batch", ndup_batch, a.repeat),
     ]:
-        rows.append(("lsh", how, n, mb, best(a.repeat, run)))
+        lsh_rows.append((how, *min((run() for _ in range(repeat)), key=sum)))
 
     print(
         f"{a.docs} documents of {a.words} words ({mb:.1f} MB), char {K}-shingles, {NUM_PERM} slots, "
@@ -202,16 +256,31 @@ def main() -> None:
     )
     print(f"command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
     print()
-    for task, unit in [("sign", "MB/s"), ("lsh", "docs/s")]:
-        table = [r for r in rows if r[0] == task]
+    table = [r for r in rows if r[0] == "sign"]
+    if table:
         base = next(r for r in table if r[1].startswith("rensa"))
         base_rate = base[2] / base[4]
-        title = "signing (text to signature)" if task == "sign" else "LSH (insert every document, then query every one)"
-        print(f"{title:<50} {'docs':>7} {'seconds':>9} {'docs/s':>10} {'MB/s':>8} {'vs rensa':>9}")
+        print(f"{'signing (text to signature)':<50} {'docs':>7} {'seconds':>9} {'docs/s':>10} {'MB/s':>8} {'vs rensa':>9}")
         for _, how, docs, size, secs in table:
             rate = docs / secs
             print(f"{how:<50} {docs:>7} {secs:>9.3f} {rate:>10.0f} {size / secs:>8.1f} {rate / base_rate:>8.2f}x")
         print()
+    # LSH: microseconds per document for each phase, and throughput of both against rensa's
+    # per-call API and against its bulk API.
+    per_call = sum(next(r for r in lsh_rows if r[0].startswith("rensa RMinHashLSH"))[1:])
+    bulk = sum(next(r for r in lsh_rows if r[0].startswith("rensa insert_pairs"))[1:])
+    title = f"LSH {BANDS} x {ROWS}: insert all {n} documents, then query all"
+    print(
+        f"{title:<50} {'insert us':>9} {'query us':>9} {'seconds':>9} {'docs/s':>10} "
+        f"{'vs rensa':>9} {'vs bulk':>8}"
+    )
+    for how, ins, qry in lsh_rows:
+        secs = ins + qry
+        print(
+            f"{how:<50} {ins / n * 1e6:>9.3f} {qry / n * 1e6:>9.3f} {secs:>9.3f} {n / secs:>10.0f} "
+            f"{per_call / secs:>8.2f}x {bulk / secs:>7.2f}x"
+        )
+    print()
 
 
 if __name__ == "__main__":

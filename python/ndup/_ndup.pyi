@@ -126,10 +126,15 @@ class LSH:
     ) -> None: ...
     def insert(self, key: Hashable, minhash: Union[Signature, MinHash], check_duplication: bool = True) -> None:
         """Indexes `minhash` under `key`; ValueError for a key already indexed."""
+    def insert_batch(self, keys: Iterable[Hashable], minhashes: Iterable[Union[Signature, MinHash]]) -> None:
+        """Indexes `minhashes[i]` under `keys[i]`, as many `insert` calls would, with the bands
+        hashed on every core and the GIL released. All or nothing: a key already indexed or twice
+        in `keys`, iterables of different lengths, or a signature of other parameters is a
+        ValueError (an unhashable key a TypeError) and the index is unchanged."""
     def query(self, minhash: Union[Signature, MinHash]) -> list[Any]:
         """The keys sharing a band with `minhash`, in insertion order."""
     def query_batch(self, minhashes: Iterable[Union[Signature, MinHash]]) -> list[list[Any]]:
-        """`query` for each, on every core without the GIL."""
+        """`query` for each, in order, on every core with the GIL released."""
     def remove(self, key: Hashable) -> None:
         """Removes `key`; ValueError when it is not indexed."""
     def keys(self) -> list[Any]: ...

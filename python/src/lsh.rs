@@ -2,16 +2,15 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use rayon::prelude::*;
+use pyo3::types::{PyDict, PyList};
 
 use ndup::candidates::lsh::LshParams;
 use ndup::candidates::tune::{self, Tuning, Weights};
 use ndup::verify::VerifyMode;
 use ndup::{MinHashLsh, Signature};
 
-use crate::OrPy;
-use crate::signature::{count, with_signature};
+use crate::signature::{PySignature, count, with_signature};
+use crate::{OrPy, to_py};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLsh>()?;
@@ -128,7 +127,8 @@ fn py_tune<'py>(
 /// is indexed once. Every signature must have the index's num_perm, and the first one inserted
 /// fixes the seed and sketch: another is refused with a ValueError. A query returns the keys
 /// that share a band with the signature, in insertion order; they are candidates, to be checked
-/// with `Signature.jaccard`.
+/// with `Signature.jaccard`. `insert_batch` and `query_batch` do many at once, on every core
+/// with the GIL released.
 #[pyclass(name = "LSH", module = "ndup")]
 pub(crate) struct PyLsh {
     lsh: MinHashLsh<u64>,
@@ -144,36 +144,79 @@ pub(crate) struct PyLsh {
     len: usize,
 }
 
+thread_local! {
+    /// The numbers a query returns, reused from one `query` call to the next.
+    static FOUND: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A signature borrowed from its Python object, or made from a `MinHash`.
+enum Sig<'py> {
+    Borrowed(Bound<'py, PySignature>),
+    Made(Signature),
+}
+
+impl Sig<'_> {
+    fn get(&self) -> &Signature {
+        match self {
+            Sig::Borrowed(s) => &s.get().inner,
+            Sig::Made(s) => s,
+        }
+    }
+}
+
 impl PyLsh {
-    /// `f` of the signature of `m` (a Signature or a MinHash), refused unless it has the
-    /// index's width (the library index checks the rest).
-    fn with_signature<R>(
-        &self,
-        m: &Bound<'_, PyAny>,
-        f: impl FnOnce(&Signature) -> PyResult<R>,
-    ) -> PyResult<R> {
-        with_signature(m, |sig| {
-            if sig.num_perm() != self.num_perm {
-                return Err(PyValueError::new_err(format!(
-                    "mismatched sketches: num-perm {} vs {}",
-                    self.num_perm,
-                    sig.num_perm()
-                )));
-            }
-            f(sig)
-        })
+    /// The signature of `m` (a Signature or a MinHash), refused unless it has the index's
+    /// width (the library index checks the rest).
+    fn signature<'py>(&self, m: &Bound<'py, PyAny>) -> PyResult<Sig<'py>> {
+        let sig = match m.cast::<PySignature>() {
+            Ok(s) => Sig::Borrowed(s.clone()),
+            Err(_) => Sig::Made(with_signature(m, |s| Ok(s.clone()))?),
+        };
+        let n = sig.get().num_perm();
+        if n != self.num_perm {
+            return Err(PyValueError::new_err(format!(
+                "mismatched sketches: num-perm {} vs {n}",
+                self.num_perm
+            )));
+        }
+        Ok(sig)
     }
 
-    fn key_list(&self, py: Python<'_>, numbers: Vec<u64>) -> Vec<Py<PyAny>> {
-        numbers
-            .into_iter()
-            .map(|n| {
+    /// The keys of `numbers`, as a list.
+    fn key_list<'py>(&self, py: Python<'py>, numbers: &[u64]) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(
+            py,
+            numbers.iter().map(|&n| {
                 self.keys[n as usize]
                     .as_ref()
                     .expect("the index holds only live numbers")
-                    .clone_ref(py)
-            })
-            .collect()
+                    .bind(py)
+            }),
+        )
+    }
+
+    /// Records `key` under `n` unless it is already a key: one dict lookup, where `in` and
+    /// then a store would make two. `Ok(false)` for a key already there.
+    fn claim(&self, py: Python<'_>, key: &Bound<'_, PyAny>, n: u64) -> PyResult<bool> {
+        let value = n.into_pyobject(py)?;
+        // SAFETY: the three pointers are live objects, held by this frame; the result is a
+        // borrowed reference (or NULL with an exception set), only compared, never used.
+        let stored = unsafe {
+            pyo3::ffi::PyDict_SetDefault(self.numbers.as_ptr(), key.as_ptr(), value.as_ptr())
+        };
+        if stored.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        Ok(stored == value.as_ptr())
+    }
+
+    fn duplicate(key: &Bound<'_, PyAny>) -> PyErr {
+        match key.repr() {
+            Ok(r) => PyValueError::new_err(format!(
+                "the key {r} is already in the index (remove it first)"
+            )),
+            Err(e) => e,
+        }
     }
 }
 
@@ -224,56 +267,120 @@ impl PyLsh {
         check_duplication: bool,
     ) -> PyResult<()> {
         let _ = check_duplication;
-        let numbers = self.numbers.bind(py);
-        // Also raises TypeError for an unhashable key, before anything changes.
-        if numbers.contains(key)? {
-            return Err(PyValueError::new_err(format!(
-                "the key {} is already in the index (remove it first)",
-                key.repr()?
-            )));
-        }
+        let sig = self.signature(minhash)?;
         let n = self.keys.len() as u64;
-        let lsh = &mut self.lsh;
-        // The width is checked against `num_perm`, copied out: `self` is borrowed by `lsh`.
-        let width = self.num_perm;
-        with_signature(minhash, |sig| {
-            if sig.num_perm() != width {
-                return Err(PyValueError::new_err(format!(
-                    "mismatched sketches: num-perm {width} vs {}",
-                    sig.num_perm()
-                )));
+        self.lsh.insert(n, sig.get()).or_py()?;
+        // The key last: a duplicate or unhashable key (TypeError) is rare, and undoing the
+        // insertion then is cheaper than looking the key up twice every time.
+        match self.claim(py, key, n) {
+            Ok(true) => {}
+            Ok(false) => {
+                self.lsh.remove(&n);
+                return Err(Self::duplicate(key));
             }
-            lsh.insert(n, sig).or_py()
-        })?;
-        numbers.set_item(key, n)?;
+            Err(e) => {
+                self.lsh.remove(&n);
+                return Err(e);
+            }
+        }
         self.keys.push(Some(key.clone().unbind()));
         self.len += 1;
         Ok(())
     }
 
+    /// Indexes each `minhashes[i]` under `keys[i]` (two iterables of the same length), as many
+    /// `insert` calls would, with the bands hashed on every core and the GIL released. All or
+    /// nothing: a key already indexed or twice in `keys`, or a signature of other parameters, is
+    /// a ValueError and the index is unchanged.
+    fn insert_batch(
+        &mut self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+        minhashes: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let first = self.keys.len() as u64;
+        let mut claimed: Vec<Bound<'_, PyAny>> = Vec::new();
+        let mut sigs: Vec<Sig<'_>> = Vec::new();
+        let undo = |claimed: &[Bound<'_, PyAny>], e: PyErr| -> PyErr {
+            let numbers = self.numbers.bind(py);
+            for k in claimed {
+                // Cannot fail: each was stored by this call.
+                let _ = numbers.del_item(k);
+            }
+            e
+        };
+        let mut ms = minhashes.try_iter()?;
+        for key in keys.try_iter()? {
+            let step = (|| {
+                let key = key?;
+                let Some(m) = ms.next() else {
+                    return Err(PyValueError::new_err(
+                        "keys and minhashes have different lengths",
+                    ));
+                };
+                sigs.push(self.signature(&m?)?);
+                match self.claim(py, &key, first + claimed.len() as u64)? {
+                    true => Ok(key),
+                    false => Err(Self::duplicate(&key)),
+                }
+            })();
+            match step {
+                Ok(key) => claimed.push(key),
+                Err(e) => return Err(undo(&claimed, e)),
+            }
+        }
+        if ms.next().is_some() {
+            return Err(undo(
+                &claimed,
+                PyValueError::new_err("keys and minhashes have different lengths"),
+            ));
+        }
+        let refs: Vec<(u64, &Signature)> = sigs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (first + i as u64, s.get()))
+            .collect();
+        let lsh = &mut self.lsh;
+        if let Err(e) = py.detach(|| lsh.insert_batch(refs)) {
+            return Err(undo(&claimed, to_py(e)));
+        }
+        self.len += claimed.len();
+        self.keys
+            .extend(claimed.into_iter().map(|k| Some(k.unbind())));
+        Ok(())
+    }
+
     /// The keys whose signatures share a band with `minhash`, in insertion order (each once).
-    fn query(&self, py: Python<'_>, minhash: &Bound<'_, PyAny>) -> PyResult<Vec<Py<PyAny>>> {
-        let found = self.with_signature(minhash, |sig| self.lsh.query(sig).or_py())?;
-        Ok(self.key_list(py, found))
+    fn query<'py>(
+        &self,
+        py: Python<'py>,
+        minhash: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let sig = self.signature(minhash)?;
+        FOUND.with_borrow_mut(|found| {
+            self.lsh.query_into(sig.get(), found).or_py()?;
+            self.key_list(py, found)
+        })
     }
 
     /// `query` for each of `minhashes`, on every core with the GIL released.
-    fn query_batch(
+    fn query_batch<'py>(
         &self,
-        py: Python<'_>,
-        minhashes: &Bound<'_, PyAny>,
-    ) -> PyResult<Vec<Vec<Py<PyAny>>>> {
+        py: Python<'py>,
+        minhashes: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let mut sigs = Vec::new();
         for m in minhashes.try_iter()? {
-            sigs.push(self.with_signature(&m?, |s| Ok(s.clone()))?);
+            sigs.push(self.signature(&m?)?);
         }
+        let refs: Vec<&Signature> = sigs.iter().map(Sig::get).collect();
         let lsh = &self.lsh;
-        let found: Vec<ndup::Result<Vec<u64>>> =
-            py.detach(|| sigs.par_iter().map(|s| lsh.query(s)).collect());
-        found
-            .into_iter()
-            .map(|f| f.or_py().map(|numbers| self.key_list(py, numbers)))
-            .collect()
+        let found = py.detach(|| lsh.query_batch(&refs)).or_py()?;
+        let lists = found
+            .iter()
+            .map(|numbers| self.key_list(py, numbers))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
     }
 
     /// Removes `key`; a key not in the index is a ValueError, as in datasketch.

@@ -176,3 +176,16 @@ def test_tune_refuses_what_the_command_line_refuses(cli):
             ndup.tune(**kwargs)
         if flags is not None:
             assert cli("tune", *flags, ok=(2,)).returncode == 2
+
+
+def test_signatures_of_text_shingled_otherwise_are_refused():
+    text = words(5, 80)
+    nine, five = ndup.MinHasher(k=9).sign(text), ndup.MinHasher(k=5).sign(text)
+    lsh = ndup.LSH(threshold=0.5)
+    lsh.insert("nine", nine)
+    for call in (lambda: lsh.insert("five", five), lambda: lsh.query(five)):
+        with pytest.raises(ValueError, match="shingling `char 9-shingles, .*` vs `char 5-shingles"):
+            call()
+    with pytest.raises(ValueError, match="shingling"):
+        lsh.insert_batch(["a", "b"], [nine, five])
+    assert len(lsh) == 1 and lsh.query(nine) == ["nine"]

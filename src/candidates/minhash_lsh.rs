@@ -22,16 +22,21 @@
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
-
-use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::sync::Arc;
+
+use rayon::prelude::*;
 
 use crate::candidates::lsh::{LshParams, band_hash};
 use crate::candidates::tune::{Weights, tune};
 use crate::error::{Error, Param, Result};
 use crate::sketch::minhash::{MAX_NUM_PERM, SketchParams};
-use crate::sketch::signature::{Signature, ensure_same_params};
+use crate::sketch::signature::{Signature, ensure_like};
+
+/// The end of a bucket's chain, and a vacant slot's head.
+const NIL: u32 = u32::MAX;
 
 /// An in-memory banded LSH index from keys to [`Signature`]s.
 ///
@@ -40,12 +45,18 @@ use crate::sketch::signature::{Signature, ensure_same_params};
 /// `Eq + Hash` to find a key's entry for [`remove`](Self::remove) and
 /// [`contains`](Self::contains), `Ord` so that [`query`](Self::query) returns its candidates
 /// sorted, the same order whatever the order of insertions and removals, `Clone` to hand keys
-/// back from a query, `Debug` to name a key refused as a duplicate. Each key is stored once;
-/// the buckets hold small integers.
+/// back from a query, `Debug` to name a key refused as a duplicate. Each key is stored once in
+/// the buckets' place: the buckets hold small integers, the entry numbers.
 ///
 /// Every signature must have the same parameters: the first one inserted fixes them (and
 /// [`new`](Self::new) fixes `num_perm`); a signature of other parameters is refused with
 /// [`Error::Mismatch`], by [`insert`](Self::insert) and [`query`](Self::query) alike.
+///
+/// The layout, so that an insertion allocates nothing (amortized) and a query nothing but its
+/// result: each band has one open-addressing table from band hash to the first entry of its
+/// bucket, and the rest of a bucket is a chain through `next`, one `u32` per entry and band. An
+/// insertion is one table probe per band; removing an entry walks each of its buckets to unlink
+/// it, so it costs the size of those buckets.
 #[derive(Debug, Clone)]
 pub struct MinHashLsh<K> {
     lsh: LshParams,
@@ -53,20 +64,227 @@ pub struct MinHashLsh<K> {
     num_perm: Option<usize>,
     /// The parameters of the first signature inserted.
     sketch: Option<SketchParams>,
-    /// Entries by number; `None` for a removed one, whose number is in `free`.
-    entries: Vec<Option<Entry<K>>>,
+    /// How the text of the signatures was shingled, once one signed from text was inserted:
+    /// a signature of text shingled otherwise is refused as one of other parameters.
+    shingling: Option<Arc<str>>,
+    /// The key of each entry number; `None` for a removed one, whose number is in `free`.
+    keys: Vec<Option<K>>,
     free: Vec<u32>,
     numbers: HashMap<K, u32>,
-    /// For each band, the entries by band hash. The band hashes are already uniform 64-bit
-    /// values: Fx hashing them is enough, and SipHash would cost more than the rest of a query.
-    buckets: Vec<FxHashMap<u64, Vec<u32>>>,
+    /// The band hashes of entry `n`, at `n * bands ..`: to find its buckets again on removal.
+    hashes: Vec<u64>,
+    /// `next[n * bands + b]`: the entry after `n` in its bucket of band `b`, or `NIL`. Entry-major,
+    /// because a query's hits are mostly a few entries met in many bands: their links share a
+    /// cache line.
+    next: Vec<u32>,
+    /// For each band, the first entry of each bucket.
+    heads: Vec<Heads>,
 }
 
-#[derive(Debug, Clone)]
-struct Entry<K> {
-    key: K,
-    /// The band hashes of its signature, to find its buckets again on removal.
-    bands: Box<[u64]>,
+/// A band's buckets: band hash to the first entry of the bucket, open addressing with linear
+/// probing in a power-of-two table. The band hashes are already uniform 64-bit values, so their
+/// low bits are the slot; no second hash.
+#[derive(Debug, Clone, Default)]
+struct Heads {
+    slots: Vec<Slot>,
+    /// Occupied slots.
+    len: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    hash: u64,
+    /// `NIL` when vacant.
+    head: u32,
+}
+
+const VACANT: Slot = Slot { hash: 0, head: NIL };
+
+impl Heads {
+    /// The slot holding `hash`, if any.
+    #[inline]
+    fn find(&self, hash: u64) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let s = self.slots[i];
+            if s.head == NIL {
+                return None;
+            }
+            if s.hash == hash {
+                return Some(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Starts loading the cache line where `hash` would be. A band's lookup is a cache miss
+    /// in a large index; asking for every band's line before using any overlaps the misses.
+    #[inline]
+    fn prefetch(&self, hash: u64) {
+        if !self.slots.is_empty() {
+            prefetch(&self.slots[hash as usize & (self.slots.len() - 1)]);
+        }
+    }
+
+    /// The first entry of the bucket of `hash`, or `NIL`.
+    #[inline]
+    fn head(&self, hash: u64) -> u32 {
+        self.find(hash).map_or(NIL, |i| self.slots[i].head)
+    }
+
+    /// Makes `number` the first entry of the bucket of `hash`; returns the entry it goes before
+    /// (`NIL` for a new bucket).
+    #[inline]
+    fn push(&mut self, hash: u64, number: u32) -> u32 {
+        self.reserve(1);
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let s = &mut self.slots[i];
+            if s.head == NIL {
+                *s = Slot { hash, head: number };
+                self.len += 1;
+                return NIL;
+            }
+            if s.hash == hash {
+                return std::mem::replace(&mut s.head, number);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Room for `more` buckets at a load of at most one half (linear probing degrades quickly
+    /// above it).
+    fn reserve(&mut self, more: usize) {
+        let want = self.len + more;
+        if want * 2 <= self.slots.len() {
+            return;
+        }
+        let capacity = (want * 2).next_power_of_two().max(16);
+        let old = std::mem::replace(&mut self.slots, vec![VACANT; capacity]);
+        let mask = capacity - 1;
+        for s in old.into_iter().filter(|s| s.head != NIL) {
+            let mut i = s.hash as usize & mask;
+            while self.slots[i].head != NIL {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = s;
+        }
+    }
+
+    /// Empties slot `i`, moving later slots of its probe run back so that every lookup still
+    /// finds them (backward-shift deletion: no tombstones to accumulate).
+    fn vacate(&mut self, mut i: usize) {
+        let mask = self.slots.len() - 1;
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let s = self.slots[j];
+            if s.head == NIL {
+                break;
+            }
+            // The slot at `j` may move to `i` unless its home lies cyclically in `(i, j]`.
+            let home = s.hash as usize & mask;
+            if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(i) & mask) {
+                self.slots[i] = s;
+                i = j;
+            }
+        }
+        self.slots[i] = VACANT;
+        self.len -= 1;
+    }
+}
+
+/// The results of [`MinHashLsh::query_batch`]: the candidates of every query, in one vector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryBatch<K> {
+    keys: Vec<K>,
+    /// Where the candidates of each query end in `keys`.
+    ends: Vec<usize>,
+}
+
+impl<K> QueryBatch<K> {
+    /// Number of queries.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True when there was no query.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The candidates of query `i`, sorted.
+    pub fn get(&self, i: usize) -> &[K] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.keys[start..self.ends[i]]
+    }
+
+    /// The candidates of each query, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[K]> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+/// Queries per task of a batch: enough to amortize a task, few enough to share the work out.
+const QUERY_CHUNK: usize = 256;
+
+/// Bands hashed and prefetched at once, before their lookups.
+const BATCH: usize = 16;
+
+#[inline(always)]
+fn prefetch<T>(p: &T) {
+    // SAFETY: SSE is part of x86_64, and a prefetch never faults, whatever the address.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (p as *const T).cast(),
+        )
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Marks of the entries a query has met, so that it keeps each once: `stamps[n] == round` when
+/// entry `n` was met by the current query. One per thread (queries run on many threads at once
+/// in a batch), shared by every index, which is safe because each query takes a new round.
+struct Seen {
+    round: u32,
+    stamps: Vec<u32>,
+}
+
+thread_local! {
+    static SEEN: std::cell::RefCell<Seen> = const {
+        std::cell::RefCell::new(Seen { round: 0, stamps: Vec::new() })
+    };
+}
+
+impl Seen {
+    /// Starts a query over entries `0..entries`.
+    fn start(&mut self, entries: usize) {
+        if self.stamps.len() < entries {
+            self.stamps.resize(entries, 0);
+        }
+        self.round = self.round.wrapping_add(1);
+        if self.round == 0 {
+            // After 2^32 queries a stamp could equal the new round by age alone.
+            self.stamps.fill(0);
+            self.round = 1;
+        }
+    }
+
+    /// True the first time `n` is met in this query.
+    #[inline]
+    fn first(&mut self, n: u32) -> bool {
+        let s = &mut self.stamps[n as usize];
+        let new = *s != self.round;
+        *s = self.round;
+        new
+    }
 }
 
 impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
@@ -107,10 +325,13 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
             lsh,
             num_perm: None,
             sketch: None,
-            entries: Vec::new(),
+            shingling: None,
+            keys: Vec::new(),
             free: Vec::new(),
             numbers: HashMap::new(),
-            buckets: vec![FxHashMap::default(); lsh.bands],
+            hashes: Vec::new(),
+            next: Vec::new(),
+            heads: vec![Heads::default(); lsh.bands],
         }
     }
 
@@ -148,30 +369,119 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
     /// banding of [`with_bands`](Self::with_bands)); the index is unchanged on error.
     pub fn insert(&mut self, key: K, signature: &Signature) -> Result<()> {
         self.check(signature)?;
-        if self.numbers.contains_key(&key) {
-            return Err(Error::DuplicateKey {
-                key: format!("{key:?}"),
-            });
-        }
-        let number = match self.free.pop() {
-            Some(n) => n,
-            None => u32::try_from(self.entries.len())
-                .map_err(|_| crate::invalid!["an LSH index holds at most 2^32 keys"])?,
+        let number = match self.free.last() {
+            Some(&n) => n,
+            None => self.new_number(1)?,
         };
-        let bands = self.band_hashes(signature);
-        for (bucket, &h) in self.buckets.iter_mut().zip(bands.iter()) {
-            bucket.entry(h).or_default().push(number);
+        let key = match self.numbers.entry(key) {
+            Entry::Occupied(e) => {
+                return Err(Error::DuplicateKey {
+                    key: format!("{:?}", e.key()),
+                });
+            }
+            Entry::Vacant(e) => e.insert_entry(number).key().clone(),
+        };
+        if self.free.last() == Some(&number) {
+            self.free.pop();
         }
-        let entry = Some(Entry {
-            key: key.clone(),
-            bands,
-        });
-        match self.entries.get_mut(number as usize) {
-            Some(slot) => *slot = entry,
-            None => self.entries.push(entry),
+        self.place(number);
+        let LshParams { bands, rows } = self.lsh;
+        let at = number as usize * bands;
+        for (b, (h, band)) in self.hashes[at..at + bands]
+            .iter_mut()
+            .zip(band_hashes(signature, bands, rows))
+            .enumerate()
+        {
+            *h = band;
+            self.heads[b].prefetch(band);
         }
-        self.numbers.insert(key, number);
+        for b in 0..bands {
+            self.next[at + b] = self.heads[b].push(self.hashes[at + b], number);
+        }
+        self.keys[number as usize] = Some(key);
         self.sketch = Some(signature.params());
+        if self.shingling.is_none() {
+            self.shingling = signature.shingling_shared().cloned();
+        }
+        Ok(())
+    }
+
+    /// Indexes every `(key, signature)` of `entries`, as [`insert`](Self::insert) would one at a
+    /// time, but hashing the bands on every core and filling one band's table at a time (which
+    /// then stays in cache). All or nothing: a duplicate key (indexed already, or twice in
+    /// `entries`) or a signature of other parameters is refused as by `insert`, and the index is
+    /// unchanged.
+    pub fn insert_batch<S>(&mut self, entries: impl IntoIterator<Item = (K, S)>) -> Result<()>
+    where
+        S: Borrow<Signature> + Sync,
+    {
+        let (keys, sigs): (Vec<K>, Vec<S>) = entries.into_iter().unzip();
+        let Some(first) = sigs.first() else {
+            return Ok(());
+        };
+        let first = first.borrow().params();
+        self.check(sigs[0].borrow())?;
+        let shingling = self.shingling.clone().or_else(|| {
+            sigs.iter()
+                .find_map(|s| s.borrow().shingling_shared().cloned())
+        });
+        for s in &sigs[1..] {
+            ensure_like(first, shingling.as_deref(), s.borrow())?;
+        }
+        // Numbers: the free ones first, in the order `insert` would take them, then new ones.
+        let reused = self.free.len().min(keys.len());
+        self.new_number(keys.len() - reused)?;
+        let fresh = self.keys.len() as u32;
+        let numbers: Vec<u32> = (0..keys.len())
+            .map(|i| match i < reused {
+                true => self.free[self.free.len() - 1 - i],
+                false => fresh + (i - reused) as u32,
+            })
+            .collect();
+        for (i, (key, &n)) in keys.iter().zip(&numbers).enumerate() {
+            if let Some(old) = self.numbers.insert(key.clone(), n) {
+                // Undo: put the old number back, then take out the keys of this batch (the
+                // key itself among them when it is twice in the batch).
+                self.numbers.insert(key.clone(), old);
+                for k in &keys[..i] {
+                    self.numbers.remove(k);
+                }
+                return Err(Error::DuplicateKey {
+                    key: format!("{key:?}"),
+                });
+            }
+        }
+        self.free.truncate(self.free.len() - reused);
+        let LshParams { bands, rows } = self.lsh;
+        let mut hashes = vec![0u64; sigs.len() * bands];
+        hashes
+            .par_chunks_mut(bands)
+            .zip(sigs.par_iter())
+            .with_min_len(256)
+            .for_each(|(out, s)| {
+                for (h, band) in out.iter_mut().zip(band_hashes(s.borrow(), bands, rows)) {
+                    *h = band;
+                }
+            });
+        if let Some(&last) = numbers.iter().max() {
+            self.place(last);
+        }
+        for (key, (&n, h)) in keys
+            .into_iter()
+            .zip(numbers.iter().zip(hashes.chunks(bands)))
+        {
+            let at = n as usize * bands;
+            self.hashes[at..at + bands].copy_from_slice(h);
+            self.keys[n as usize] = Some(key);
+        }
+        for (b, heads) in self.heads.iter_mut().enumerate() {
+            heads.reserve(numbers.len());
+            for (&n, h) in numbers.iter().zip(hashes.chunks(bands)) {
+                self.next[n as usize * bands + b] = heads.push(h[b], n);
+            }
+        }
+        self.sketch = Some(first);
+        self.shingling = shingling;
         Ok(())
     }
 
@@ -179,24 +489,95 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
     /// (a key indexed with this very signature among them). [`Error::Mismatch`] when the
     /// signature's parameters differ from the index's.
     pub fn query(&self, signature: &Signature) -> Result<Vec<K>> {
+        let mut keys = Vec::new();
+        self.query_into(signature, &mut keys)?;
+        Ok(keys)
+    }
+
+    /// [`query`](Self::query) into `out` (cleared first), so that a caller running many
+    /// queries reuses one vector.
+    pub fn query_into(&self, signature: &Signature, out: &mut Vec<K>) -> Result<()> {
         self.check(signature)?;
+        out.clear();
         if self.is_empty() {
-            return Ok(Vec::new());
+            return Ok(());
         }
-        let mut found: Vec<u32> = Vec::new();
-        for (bucket, h) in self.buckets.iter().zip(self.band_hashes(signature)) {
-            if let Some(members) = bucket.get(&h) {
-                found.extend_from_slice(members);
+        SEEN.with_borrow_mut(|seen| self.collect(signature, seen, out));
+        Ok(())
+    }
+
+    /// The candidates of `signature`, sorted, into `out`.
+    fn collect(&self, signature: &Signature, seen: &mut Seen, out: &mut Vec<K>) {
+        seen.start(self.keys.len());
+        let LshParams { bands, rows } = self.lsh;
+        let slots = signature.slots();
+        let mut hashes = [0u64; BATCH];
+        for first in (0..bands).step_by(BATCH) {
+            let m = BATCH.min(bands - first);
+            for (i, h) in hashes[..m].iter_mut().enumerate() {
+                let b = first + i;
+                *h = band_hash(&slots[b * rows..(b + 1) * rows]);
+                self.heads[b].prefetch(*h);
+            }
+            for (i, &h) in hashes[..m].iter().enumerate() {
+                let b = first + i;
+                let mut n = self.heads[b].head(h);
+                while n != NIL {
+                    if seen.first(n) {
+                        out.push(
+                            self.keys[n as usize]
+                                .clone()
+                                .expect("buckets hold only live entries"),
+                        );
+                    }
+                    n = self.next[n as usize * bands + b];
+                }
             }
         }
-        found.sort_unstable();
-        found.dedup();
-        let mut keys: Vec<K> = found
-            .into_iter()
-            .map(|n| self.entry(n).key.clone())
+        out.sort_unstable();
+    }
+
+    /// [`query`](Self::query) for each of `signatures`, on every core: the candidates of
+    /// `signatures[i]` are [`QueryBatch::get`]`(i)`, all in one vector. [`Error::Mismatch`]
+    /// when any signature's parameters differ from the index's.
+    pub fn query_batch<S>(&self, signatures: &[S]) -> Result<QueryBatch<K>>
+    where
+        S: Borrow<Signature> + Sync,
+        K: Send + Sync,
+    {
+        for s in signatures {
+            self.check(s.borrow())?;
+        }
+        let mut batch = QueryBatch {
+            keys: Vec::new(),
+            ends: Vec::with_capacity(signatures.len()),
+        };
+        if self.is_empty() {
+            batch.ends.resize(signatures.len(), 0);
+            return Ok(batch);
+        }
+        let parts: Vec<(Vec<K>, Vec<usize>)> = signatures
+            .par_chunks(QUERY_CHUNK)
+            .map(|chunk| {
+                SEEN.with_borrow_mut(|seen| {
+                    let (mut keys, mut ends, mut out) = (Vec::new(), Vec::new(), Vec::new());
+                    for s in chunk {
+                        out.clear();
+                        self.collect(s.borrow(), seen, &mut out);
+                        keys.append(&mut out);
+                        ends.push(keys.len());
+                    }
+                    (keys, ends)
+                })
+            })
             .collect();
-        keys.sort_unstable();
-        Ok(keys)
+        batch.keys.reserve(parts.iter().map(|(k, _)| k.len()).sum());
+        for (keys, ends) in parts {
+            let base = batch.keys.len();
+            batch.keys.extend(keys);
+            batch.ends.extend(ends.into_iter().map(|e| base + e));
+        }
+        Ok(batch)
     }
 
     /// Removes `key` (or a borrowed form of it); false when it was not indexed.
@@ -207,35 +588,63 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
         let Some(number) = self.numbers.remove(key) else {
             return false;
         };
-        let entry = self.entries[number as usize]
-            .take()
-            .expect("an indexed key has an entry");
-        for (bucket, h) in self.buckets.iter_mut().zip(entry.bands.iter()) {
-            let members = bucket.get_mut(h).expect("an entry is in its buckets");
-            let at = members
-                .iter()
-                .position(|&m| m == number)
+        self.keys[number as usize] = None;
+        let bands = self.lsh.bands;
+        let at = number as usize * bands;
+        for (b, heads) in self.heads.iter_mut().enumerate() {
+            let slot = heads
+                .find(self.hashes[at + b])
                 .expect("an entry is in its buckets");
-            members.swap_remove(at);
-            if members.is_empty() {
-                bucket.remove(h);
+            let after = self.next[at + b];
+            let head = heads.slots[slot].head;
+            if head == number {
+                match after {
+                    NIL => heads.vacate(slot),
+                    _ => heads.slots[slot].head = after,
+                }
+            } else {
+                let mut before = head as usize;
+                while self.next[before * bands + b] != number {
+                    before = self.next[before * bands + b] as usize;
+                    assert!(before != NIL as usize, "an entry is in its buckets");
+                }
+                self.next[before * bands + b] = after;
             }
         }
         self.free.push(number);
         true
     }
 
-    fn entry(&self, number: u32) -> &Entry<K> {
-        self.entries[number as usize]
-            .as_ref()
-            .expect("buckets hold only live entries")
+    /// Checks that `more` new entry numbers fit in a `u32` (`NIL` excluded); returns the first.
+    fn new_number(&self, more: usize) -> Result<u32> {
+        match self.keys.len().checked_add(more) {
+            Some(n) if n <= NIL as usize => Ok(self.keys.len() as u32),
+            _ => Err(crate::invalid!["an LSH index holds fewer than 2^32 keys"]),
+        }
+    }
+
+    /// Grows the per-entry arrays to hold entry `number`.
+    fn place(&mut self, number: u32) {
+        let n = number as usize + 1;
+        if self.keys.len() < n {
+            self.keys.resize(n, None);
+            self.hashes.resize(n * self.lsh.bands, 0);
+            self.next.resize(n * self.lsh.bands, NIL);
+        }
     }
 
     /// Checks `signature` against the index's parameters (or, before the first insertion,
     /// against the width and banding).
     fn check(&self, signature: &Signature) -> Result<()> {
         if let Some(p) = self.sketch {
-            return ensure_same_params(p, signature.params());
+            let alike = match (&self.shingling, signature.shingling_shared()) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+                _ => true,
+            };
+            if p == signature.params() && alike {
+                return Ok(());
+            }
+            return ensure_like(p, self.shingling.as_deref(), signature);
         }
         let n = signature.num_perm();
         match self.num_perm {
@@ -243,15 +652,15 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
             _ => self.lsh.validate(n),
         }
     }
+}
 
-    fn band_hashes(&self, signature: &Signature) -> Box<[u64]> {
-        signature
-            .slots()
-            .chunks_exact(self.lsh.rows)
-            .take(self.lsh.bands)
-            .map(band_hash)
-            .collect()
-    }
+/// The hashes of the first `bands` bands of `rows` slots of `signature`.
+fn band_hashes(signature: &Signature, bands: usize, rows: usize) -> impl Iterator<Item = u64> + '_ {
+    signature
+        .slots()
+        .chunks_exact(rows)
+        .take(bands)
+        .map(band_hash)
 }
 
 #[cfg(test)]
@@ -280,6 +689,40 @@ mod tests {
     const DOC: &str = "Near-duplicate detection compares what a reader sees, not how it was \
                        typed, so by default the text is put in Unicode NFKC form, lowercased, \
                        and every run of white space becomes one space.";
+
+    #[test]
+    fn signatures_of_text_shingled_otherwise_are_refused() {
+        let k = |k: usize| {
+            MinHasher::builder()
+                .shingles(crate::text::shingle::ShingleOptions {
+                    k,
+                    ..Default::default()
+                })
+                .build()
+                .unwrap()
+        };
+        let text = "a text long enough to be shingled in more than one way";
+        let (nine, five) = (k(9).sign(text).unwrap(), k(5).sign(text).unwrap());
+        let hashes = k(5).sign_hashes(&[1, 2, 3]).unwrap();
+        let mut lsh = MinHashLsh::new(0.5, 128).unwrap();
+        // Hashes say nothing of their text: they fix no shingling.
+        lsh.insert(0u32, &hashes).unwrap();
+        lsh.insert(1, &nine).unwrap();
+        let refused = |r: Result<()>| match r {
+            Err(Error::Mismatch(why)) => assert!(why.contains("shingling"), "{why}"),
+            other => panic!("{other:?}"),
+        };
+        refused(lsh.insert(2, &five));
+        refused(lsh.query(&five).map(drop));
+        refused(lsh.insert_batch([(3, &hashes), (4, &five)]));
+        assert_eq!(lsh.len(), 2, "a refused batch leaves the index as it was");
+        assert_eq!(lsh.query(&nine).unwrap(), [1]);
+        // A fresh index learns the shingling from a batch, whichever of its signatures has it.
+        let mut fresh = MinHashLsh::new(0.5, 128).unwrap();
+        refused(fresh.insert_batch([(0u32, &hashes), (1, &nine), (2, &five)]));
+        fresh.insert_batch([(0u32, &hashes), (1, &nine)]).unwrap();
+        refused(fresh.insert(2, &five));
+    }
 
     #[test]
     fn query_finds_a_near_duplicate_and_not_an_unrelated_text() {
@@ -376,10 +819,7 @@ mod tests {
         }
         assert!(lsh.is_empty());
         assert!(lsh.query(&s).unwrap().is_empty());
-        assert!(
-            lsh.buckets.iter().all(|b| b.is_empty()),
-            "no empty bucket left"
-        );
+        assert!(lsh.heads.iter().all(|b| b.len == 0), "no empty bucket left");
     }
 
     #[test]
@@ -441,5 +881,137 @@ mod tests {
         }
         assert!(want.len() > 20, "{} pairs", want.len());
         assert_eq!(got, want);
+    }
+
+    /// The keys of `reference` sharing a whole band with `slots`, sorted.
+    fn brute_force(
+        reference: &std::collections::BTreeMap<u32, Vec<u32>>,
+        slots: &[u32],
+        p: LshParams,
+    ) -> Vec<u32> {
+        let band = |s: &[u32], b: usize| s[b * p.rows..(b + 1) * p.rows].to_vec();
+        reference
+            .iter()
+            .filter(|(_, s)| (0..p.bands).any(|b| band(s, b) == band(slots, b)))
+            .map(|(&k, _)| k)
+            .collect()
+    }
+
+    #[test]
+    fn inserts_batches_removes_and_queries_match_a_brute_force_reference() {
+        use rand::{Rng, SeedableRng};
+        use rand_chacha::ChaCha8Rng;
+        let params = SketchParams {
+            kind: SketchKind::Fss,
+            num_perm: 12,
+            seed: 7,
+        };
+        // Slots from a small alphabet make long chains (many signatures per bucket); from a
+        // large one, many buckets, which grow the tables and stretch their probe runs.
+        for (p, alphabet) in [
+            (LshParams { bands: 6, rows: 2 }, 3u32),
+            (LshParams { bands: 4, rows: 3 }, 1 << 20),
+            (LshParams { bands: 1, rows: 1 }, 40),
+        ] {
+            let mut rng = ChaCha8Rng::seed_from_u64(alphabet as u64 + p.bands as u64);
+            let random_sig = |rng: &mut ChaCha8Rng| {
+                let slots: Vec<u32> = (0..12)
+                    .map(|_| (rng.next_u64() % alphabet as u64) as u32)
+                    .collect();
+                Signature::from_parts(params, slots).unwrap()
+            };
+            let mut lsh = MinHashLsh::with_bands(p.bands, p.rows).unwrap();
+            let mut reference = std::collections::BTreeMap::new();
+            for step in 0..3000 {
+                let key = (rng.next_u64() % 400) as u32;
+                match rng.next_u64() % 10 {
+                    0..4 => {
+                        let s = random_sig(&mut rng);
+                        let fresh = !reference.contains_key(&key);
+                        assert_eq!(lsh.insert(key, &s).is_ok(), fresh, "step {step}");
+                        reference.entry(key).or_insert_with(|| s.slots().to_vec());
+                    }
+                    4..7 => {
+                        assert_eq!(lsh.remove(&key), reference.remove(&key).is_some());
+                    }
+                    7 => {
+                        // A batch: all of it goes in, or none of it when one key is taken.
+                        let batch: Vec<(u32, Signature)> = (0..rng.next_u64() % 20)
+                            .map(|_| ((rng.next_u64() % 400) as u32, random_sig(&mut rng)))
+                            .collect();
+                        let mut keys: Vec<u32> = batch.iter().map(|(k, _)| *k).collect();
+                        keys.sort_unstable();
+                        keys.dedup();
+                        let fresh = keys.len() == batch.len()
+                            && keys.iter().all(|k| !reference.contains_key(k));
+                        let before = lsh.len();
+                        let result = lsh.insert_batch(batch.iter().map(|(k, s)| (*k, s)));
+                        assert_eq!(result.is_ok(), fresh, "step {step}");
+                        if fresh {
+                            for (k, s) in &batch {
+                                reference.insert(*k, s.slots().to_vec());
+                            }
+                        } else {
+                            assert!(matches!(result, Err(Error::DuplicateKey { .. })));
+                            assert_eq!(lsh.len(), before);
+                        }
+                    }
+                    _ => {
+                        let s = random_sig(&mut rng);
+                        assert_eq!(
+                            lsh.query(&s).unwrap(),
+                            brute_force(&reference, s.slots(), p)
+                        );
+                    }
+                }
+                assert_eq!(lsh.len(), reference.len());
+            }
+            assert!(reference.keys().all(|k| lsh.contains(k)));
+            let queries: Vec<Signature> = (0..50).map(|_| random_sig(&mut rng)).collect();
+            let batch = lsh.query_batch(&queries).unwrap();
+            assert_eq!(batch.len(), queries.len());
+            for (s, got) in queries.iter().zip(batch.iter()) {
+                assert_eq!(got, brute_force(&reference, s.slots(), p));
+            }
+            let keys: Vec<u32> = reference.keys().copied().collect();
+            for k in keys {
+                assert!(lsh.remove(&k));
+            }
+            assert!(lsh.heads.iter().all(|h| h.len == 0));
+            assert!(lsh.query(&random_sig(&mut rng)).unwrap().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_batch_of_other_parameters_changes_nothing() {
+        let h = hasher(64, 1);
+        let mut lsh = MinHashLsh::with_bands(8, 8).unwrap();
+        let a = h.sign("first text").unwrap();
+        lsh.insert_batch([("a".to_string(), &a)]).unwrap();
+        let other = hasher(64, 2).sign("second text").unwrap();
+        let b = h.sign("second text").unwrap();
+        assert!(matches!(
+            lsh.insert_batch([("b".to_string(), &b), ("c".to_string(), &other)]),
+            Err(Error::Mismatch(_))
+        ));
+        assert!(matches!(
+            lsh.query_batch(&[&a, &other]),
+            Err(Error::Mismatch(_))
+        ));
+        assert_eq!(lsh.len(), 1);
+        assert!(!lsh.contains("b"));
+        lsh.insert_batch(Vec::<(String, &Signature)>::new())
+            .unwrap();
+        let batch = lsh.query_batch(&[&a, &b]).unwrap();
+        assert_eq!(batch.get(0), ["a"]);
+        assert!(batch.get(1).is_empty());
+        assert!(
+            MinHashLsh::<u8>::with_bands(8, 8)
+                .unwrap()
+                .query_batch(&[&a])
+                .unwrap()
+                .get(0)
+                .is_empty()
+        );
     }
 }

@@ -111,21 +111,16 @@ impl Signature {
         self.slots
     }
 
-    /// Checks that `other` was made with the same parameters, naming every one that differs
-    /// (`Error::Mismatch("num-perm 64 vs 128, seed 1 vs 2")`).
+    /// Checks that `other` was made with the same parameters (and from text shingled alike, when
+    /// both say), naming every one that differs (`Error::Mismatch("num-perm 64 vs 128, seed 1
+    /// vs 2")`).
     pub fn ensure_comparable(&self, other: &Signature) -> Result<()> {
-        let params = ensure_same_params(self.params, other.params);
-        match (&self.shingling, &other.shingling) {
-            (Some(a), Some(b)) if a != b => {
-                let shingling = format!("shingling `{a}` vs `{b}`");
-                Err(Error::Mismatch(match params {
-                    Ok(()) => shingling,
-                    Err(Error::Mismatch(d)) => format!("{d}, {shingling}"),
-                    Err(e) => return Err(e),
-                }))
-            }
-            _ => params,
-        }
+        ensure_like(self.params, self.shingling.as_deref(), other)
+    }
+
+    /// The shingling, shared rather than copied by whoever keeps it.
+    pub(crate) fn shingling_shared(&self) -> Option<&Arc<str>> {
+        self.shingling.as_ref()
     }
 
     /// The estimated Jaccard similarity of the two documents' shingle sets: the fraction of
@@ -135,6 +130,27 @@ impl Signature {
     pub fn jaccard(&self, other: &Signature) -> Result<f64> {
         self.ensure_comparable(other)?;
         Ok(estimate(&self.slots, &other.slots))
+    }
+}
+
+/// `Ok` when `other` may be compared with signatures of parameters `p` whose text was shingled
+/// as `shingling` says (`None`: not known), else [`Error::Mismatch`] naming each difference.
+pub(crate) fn ensure_like(
+    p: SketchParams,
+    shingling: Option<&str>,
+    other: &Signature,
+) -> Result<()> {
+    let params = ensure_same_params(p, other.params);
+    match (shingling, other.shingling.as_deref()) {
+        (Some(a), Some(b)) if a != b => {
+            let shingling = format!("shingling `{a}` vs `{b}`");
+            Err(Error::Mismatch(match params {
+                Ok(()) => shingling,
+                Err(Error::Mismatch(d)) => format!("{d}, {shingling}"),
+                Err(e) => return Err(e),
+            }))
+        }
+        _ => params,
     }
 }
 
