@@ -84,7 +84,7 @@ pub mod verify;
 
 pub use error::{Error, Result};
 
-pub use candidates::minhash_lsh::MinHashLsh;
+pub use candidates::minhash_lsh::{MinHashLsh, QueryBatch};
 pub use sketch::minhash::{SketchKind, SketchParams};
 pub use sketch::signature::{MinHasher, MinHasherBuilder, Signature, SignatureBuilder};
 
