@@ -34,8 +34,9 @@ Outputs, under `--out DIR`:
   `ndup dedup` joins, instead).
 - `DIR/clusters` (Parquet), one row per document: `doc`, `id`, `source`, `line`, `cluster` (the
   smallest id of its dedup component), `size`, `keep`, `kept` (the id kept for it), `reason`
-  (`exact`/`near`, null when kept) and, with `--mode full`, `scan_cluster`: the smallest id of
-  its cluster as `ndup scan --clusters` reports it (null when it is in no pair).
+  (`exact`/`near`, null when kept) and, with `--mode full`, `scan_id` (the id `ndup scan` gives
+  it, null when the scan skips it for a duplicate id) and `scan_cluster`: the smallest id of its
+  cluster as `ndup scan --clusters` reports it (null when it is in no pair).
 - `DIR/dedup`: the kept input rows, in input order: JSON-lines input gives text part files whose
   lines are the kept records byte for byte; Parquet input gives Parquet with the input's
   columns.
@@ -67,7 +68,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from pyspark import StorageLevel  # noqa: E402
-from pyspark.sql import DataFrame, SparkSession  # noqa: E402
+from pyspark.sql import DataFrame, SparkSession, Window  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
 
@@ -82,7 +83,7 @@ SIGNED_SCHEMA = T.StructType(
         T.StructField("block", T.LongType(), False),
         T.StructField("pos", T.LongType(), True),
         T.StructField("bdoc", T.LongType(), True),
-        T.StructField("pline", T.LongType(), True),
+        T.StructField("made_up", T.BooleanType(), True),
         T.StructField("id", T.StringType(), True),
         T.StructField("chars", T.LongType(), True),
         T.StructField("fp_hi", T.LongType(), True),
@@ -100,7 +101,7 @@ _SIGNED_ARROW = pa.schema(
         ("block", pa.int64()),
         ("pos", pa.int64()),
         ("bdoc", pa.int64()),
-        ("pline", pa.int64()),
+        ("made_up", pa.bool_()),
         ("id", pa.string()),
         ("chars", pa.int64()),
         ("fp_hi", pa.int64()),
@@ -308,7 +309,9 @@ def input_frame(spark: SparkSession, inputs: Inputs, args: argparse.Namespace,
 
 
 def ndup_sign_flags(args: argparse.Namespace) -> list[str]:
-    flags = ["--threshold", repr(args.threshold)]
+    # Every record gets a row, named as read: which id wins, and what a record without one is
+    # called, are decided over the whole input by this job (`scan_names`).
+    flags = ["--ids", "as-read", "--threshold", repr(args.threshold)]
     for name in ("num_perm", "bands", "rows", "seed"):
         v = getattr(args, name)
         if v is not None:
@@ -378,8 +381,7 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
                                             for p in paths.dictionary.to_pylist()], np.int32)
                         files.append(to_file[paths.indices.to_numpy(zero_copy_only=False)])
                         blocks.append(b.column("_block").to_numpy(zero_copy_only=False))
-                        values = b.column("value").fill_null("")
-                        proc.stdin.write(("\n".join(values.to_pylist()) + "\n").encode())
+                        proc.stdin.write(joined_lines(b.column("value")))
                     proc.stdin.close()
                 except BrokenPipeError:
                     pass
@@ -422,7 +424,7 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
                             pa.array(block_of[rows]),
                             pa.array(pos_of[rows]),
                             pa.array(bdoc),
-                            pa.array(rows + 1),
+                            t.column("id_made_up"),
                             t.column("id"),
                             t.column("chars"),
                             pa.array(raw[:, 0].copy()),
@@ -441,7 +443,7 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
                     pa.array(np.ones(k, np.int32)),
                     pa.array(file_of[starts]),
                     pa.array(block_of[starts]),
-                    *[pa.nulls(k, t) for t in (pa.int64(), pa.int64(), pa.int64(), pa.string(),
+                    *[pa.nulls(k, t) for t in (pa.int64(), pa.int64(), pa.bool_(), pa.string(),
                                                pa.int64(), pa.int64(), pa.int64(),
                                                pa.list_(pa.int32()), pa.list_(pa.int64()))],
                     pa.array(lines_in_run.astype(np.int64)),
@@ -453,6 +455,23 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
             shutil_rmtree(tmp)
 
     return sign_partition
+
+
+def joined_lines(values: pa.Array) -> bytes:
+    """The strings of an Arrow array as lines, each ended by \\n: straight from the array's
+    buffers, without making a Python string per row."""
+    import numpy as np
+
+    if values.null_count:
+        values = values.fill_null("")
+    if isinstance(values, pa.LargeStringArray):
+        values = values.cast(pa.string())
+    n = len(values)
+    offsets = np.frombuffer(values.buffers()[1], np.int32, count=n + 1, offset=4 * values.offset)
+    data = values.buffers()[2]
+    body = (np.frombuffer(data, np.uint8)[offsets[0]:offsets[-1]] if data is not None
+            else np.zeros(0, np.uint8))
+    return np.insert(body, offsets[1:] - offsets[0], 10).tobytes()
 
 
 def shutil_rmtree(path: str) -> None:
@@ -489,6 +508,9 @@ def connected_components(edges: DataFrame, checkpoint) -> tuple[DataFrame, int]:
          .distinct())
     e = checkpoint(e)
     rounds = 0
+    # No edges (a corpus without duplicates): no rounds, no components.
+    if e.limit(1).count() == 0:
+        return e.select(F.col("src").alias("node"), F.col("dst").alias("root")), rounds
     while True:
         rounds += 1
         # Large-star: m(u) over all of u's neighbours, both directions.
@@ -506,10 +528,14 @@ def connected_components(edges: DataFrame, checkpoint) -> tuple[DataFrame, int]:
                  .unionByName(joined.select(F.col("src"), F.col("m").alias("dst")))
                  .distinct())
         small = checkpoint(small)
-        changed = small.join(e, ["src", "dst"], "left_anti").limit(1).count()
-        if changed == 0 and small.count() == e.count():
-            break
+        # Done when the round changed nothing: one job comparing the two edge sets.
+        changed = (small.withColumn("new", F.lit(True))
+                   .join(e.withColumn("old", F.lit(True)), ["src", "dst"], "full_outer")
+                   .where(F.col("new").isNull() | F.col("old").isNull())
+                   .limit(1).count())
         e = small
+        if changed == 0:
+            break
     roots = e.select(F.col("dst").alias("node")).distinct().select("node", F.col("node").alias("root"))
     return e.select(F.col("src").alias("node"), F.col("dst").alias("root")).unionByName(roots), rounds
 
@@ -579,17 +605,6 @@ class Metrics:
 # The job
 
 
-def pairs_of(members: str, max_bucket: int):
-    """SQL for the candidate pairs of a bucket whose sorted members are the array `members`:
-    every pair, or, above `max_bucket` members, each member with the first (ndup's rule)."""
-    n = f"size({members})"
-    every = (f"flatten(transform(sequence(0, {n} - 2), i -> transform(slice({members}, i + 2, "
-             f"{n} - i - 1), y -> named_struct('a', {members}[i], 'b', y))))")
-    star = (f"transform(slice({members}, 2, {n} - 1), "
-            f"y -> named_struct('a', {members}[0], 'b', y))")
-    return F.expr(f"IF({n} > {max_bucket}, {star}, {every})")
-
-
 def run(args: argparse.Namespace) -> dict:
     t0 = time.time()
     flags = ndup_sign_flags(args)
@@ -642,8 +657,9 @@ def run(args: argparse.Namespace) -> dict:
     metrics.start("sign")
     src = input_frame(spark, inputs, args)
     signed = src.mapInArrow(signer, SIGNED_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
-    splits = (signed.where("kind = 1").select("file", "block", "n_lines", "n_docs")
-              .orderBy("file", "block").collect())
+    # The split counts are one row per split: sorted here, not by a Spark sort.
+    splits = sorted(signed.where("kind = 1").select("file", "block", "n_lines", "n_docs")
+                    .collect(), key=lambda r: (r.file, r.block))
     # Offsets of each split: lines before it in its file (line numbers), lines before it in the
     # whole input (ord) and documents before it (doc numbers).
     offsets, in_file, total_lines, total_docs, last_file = [], 0, 0, 0, None
@@ -662,107 +678,180 @@ def run(args: argparse.Namespace) -> dict:
                                          "doc_off long")
     names = spark.createDataFrame([(i, f.name) for i, f in enumerate(inputs.files)],
                                   "file int, source string")
+    # Not persisted: a view of the cached signing output through two broadcast joins. The
+    # cache is columnar, so each use reads only the columns it needs (the signatures once).
+    # `id` is the name `ndup dedup` gives: as read, or, for a record without one, its global
+    # line (`LINE`, or `SOURCE:LINE` with several inputs) where ndup sign saw a local one.
+    line = F.col("line_off") + F.col("pos") + 1
+    line_name = (F.concat(F.col("source"), F.lit(":"), line.cast("string"))
+                 if len(inputs.files) > 1 else line.cast("string"))
     docs = (signed.where("kind = 0").join(F.broadcast(off), ["file", "block"])
             .join(F.broadcast(names), "file")
             .select((F.col("ord_off") + F.col("pos")).alias("ord"),
                     (F.col("doc_off") + F.col("bdoc")).alias("doc"),
-                    "id", "source", (F.col("line_off") + F.col("pos") + 1).alias("line"),
-                    "pline", "chars", "fp_hi", "fp_lo", "signature", "bands",
-                    "file", "block", "pos")
-            .persist(StorageLevel.MEMORY_AND_DISK))
+                    F.when(F.col("made_up"), line_name).otherwise(F.col("id")).alias("id"),
+                    "made_up", "source", line.alias("line"),
+                    "chars", "fp_hi", "fp_lo", "signature", "bands",
+                    "file", "block", "pos"))
     metrics.counts["documents"] = total_docs
     metrics.counts["lines"] = total_lines
     metrics.counts["splits"] = len(splits)
 
-    # Ids: ndup named them within a partition; check that this is what it names them in one run.
+    # Ids as `ndup scan` names them (only what differs from the names above).
     metrics.start("ids")
-    check_ids(docs, inputs, len(inputs.files))
-    slim = docs.select("ord", "doc", "id", "source", "line", "chars", "fp_hi", "fp_lo",
-                       "file", "block", "pos").persist(
-        StorageLevel.MEMORY_AND_DISK)
-    slim.count()
-    signed.unpersist()
+    full = args.mode == "full"
+    renamed = scan_names(docs, metrics, checkpoint) if full else None
 
-    # 2. Exact duplicates: the first document of each fingerprint in input order.
-    metrics.start("exact")
-    first = slim.groupBy("fp_hi", "fp_lo").agg(F.min("ord").alias("rep"))
-    exact_links = (slim.join(first, ["fp_hi", "fp_lo"]).where(F.col("ord") != F.col("rep"))
-                   .select(F.col("ord").alias("a"), F.col("rep").alias("b")))
-    exact_links = exact_links.persist(StorageLevel.MEMORY_AND_DISK)
-    metrics.counts["exact_duplicates"] = exact_links.count()
-
-    # 3. Candidates: buckets by (band, key). Copies of a text share every band key, so a
-    # bucket holds every copy of each of its texts, and the first copy in input order (the one
-    # ndup dedup signs) is the smallest `ord` of its fingerprint within the bucket.
+    # 2. Buckets, and exact duplicates with them. One shuffle of (band, key, ord, fingerprint)
+    # rows, then window functions on it (sorts, no per-bucket arrays): copies of a text share
+    # every band key, so within any bucket of a document all its copies are present, and the
+    # smallest `ord` of its fingerprint there is the first copy in input order (`rep`, the one
+    # ndup dedup signs). The bucket's center (its smallest `ord`) is always such a first copy.
     metrics.start("lsh")
-    lsh_docs = docs.where(F.col("bands").isNotNull())
-    if args.mode == "full":
-        exploded = (lsh_docs.select("ord", "fp_hi", "fp_lo",
-                                    F.posexplode("bands").alias("band", "key"))
-                    .repartition("band", "key"))
-        per_text = (exploded.groupBy("band", "key", "fp_hi", "fp_lo")
-                    .agg(F.min("ord").alias("rep"), F.collect_list("ord").alias("copies")))
-        buckets = (per_text.groupBy("band", "key")
-                   .agg(F.sort_array(F.flatten(F.collect_list("copies"))).alias("members"),
-                        F.sort_array(F.collect_list("rep")).alias("reps"))
-                   .where(F.size("members") >= 2))
+    by_text = Window.partitionBy("key", "band", "fp_hi", "fp_lo")
+    by_bucket = Window.partitionBy("key", "band")
+    has_bands = F.col("bands").isNotNull() & (F.size("bands") > 0)
+    lsh_docs = docs.where(has_bands)
+    if full:
+        # A record that ndup scan skips (its id taken by an earlier record) is in no scan pair.
+        lsh_docs = lsh_docs.join(renamed.where("skipped").select("ord", "skipped"), "ord", "left")
+        in_scan = F.col("skipped").isNull()
     else:
-        # Only the first document of each text enters LSH, as in ndup dedup: the exact copies
-        # (usually few enough to be broadcast) are left out before the shuffle.
-        firsts = lsh_docs.join(exact_links.select(F.col("a").alias("ord")), "ord", "left_anti")
-        buckets = (firsts.select("ord", F.posexplode("bands").alias("band", "key"))
-                   .groupBy("band", "key").agg(F.sort_array(F.collect_list("ord")).alias("reps"))
-                   .where(F.size("reps") >= 2))
-    buckets = buckets.persist(StorageLevel.MEMORY_AND_DISK)
-    parts = []
-    if args.mode == "full":
-        parts.append(buckets.select(F.explode(pairs_of("members", max_bucket)).alias("p"),
-                                    F.lit(1).alias("flag")))
-    parts.append(buckets.where(F.size("reps") >= 2)
-                 .select(F.explode(pairs_of("reps", max_bucket)).alias("p"),
-                         F.lit(2).alias("flag")))
-    cand = parts[0]
-    for p in parts[1:]:
-        cand = cand.unionByName(p)
-    cand = (cand.groupBy(F.col("p.a").alias("a"), F.col("p.b").alias("b"))
-            .agg(F.bit_or("flag").alias("flags"))
+        in_scan = F.lit(False)
+    rows = (lsh_docs
+            .select("ord", "fp_hi", "fp_lo", in_scan.alias("scan"),
+                    F.posexplode("bands").alias("band", "key"))
+            # Both windows then run on this partitioning: no second shuffle. The key comes
+            # first in every sort, as its 64 bits make a good sort prefix (the band does not).
+            .repartition("key", "band")
+            .withColumn("rep", F.min("ord").over(by_text))
+            .select("key", "band", "ord", "rep", "scan",
+                    (F.col("ord") == F.col("rep")).alias("first"),
+                    F.count(F.lit(1)).over(by_bucket).alias("n"),
+                    F.sum((F.col("ord") == F.col("rep")).cast("int")).over(by_bucket)
+                    .alias("n_firsts"),
+                    F.min("ord").over(by_bucket).alias("center"),
+                    # Scan's bucket: the same less the records it skips.
+                    F.sum(F.col("scan").cast("int")).over(by_bucket).alias("n_scan"),
+                    F.min(F.when(F.col("scan"), F.col("ord"))).over(by_bucket)
+                    .alias("center_scan"))
+            .withColumn("center_scan_rep",
+                        F.min(F.when(F.col("ord") == F.col("center_scan"), F.col("rep")))
+                        .over(by_bucket))
+            # Most buckets have one member: only the others make pairs.
+            .where(F.col("n") >= 2)
+            # Cached rather than checkpointed: the cache keeps the partitioning by bucket, on
+            # which the self-join below needs no shuffle.
             .persist(StorageLevel.MEMORY_AND_DISK))
+    # Materialized here, once, and cut from its lineage (as are the other tables that later
+    # steps read several times): else each use computes it again, and plans nest every step
+    # before them, which costs the driver more than the work on data this size.
+    bucket_stats = rows.agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.sum(F.when((F.col("ord") == F.col("center"))
+                     & ((F.col("n_scan") if full else F.col("n_firsts")) > max_bucket), 1)
+              .otherwise(0)).alias("oversized")).collect()[0]
+    metrics.counts["bucket_rows"] = bucket_stats.rows
+    metrics.counts["oversized_buckets"] = bucket_stats.oversized or 0
+
+    # Exact links: each copy to the first copy of its text (band 0 holds every document that
+    # has bands); documents without bands (empty texts) are grouped by fingerprint apart.
+    no_bands = docs.where(~has_bands).select("ord", "fp_hi", "fp_lo")
+    firsts_nb = no_bands.groupBy("fp_hi", "fp_lo").agg(F.min("ord").alias("rep"))
+    exact_links = (rows.where((F.col("band") == 0) & ~F.col("first"))
+                   .select(F.col("ord").alias("a"), F.col("rep").alias("b"))
+                   .unionByName(no_bands.join(firsts_nb, ["fp_hi", "fp_lo"])
+                                .where(F.col("ord") != F.col("rep"))
+                                .select(F.col("ord").alias("a"), F.col("rep").alias("b"))))
+
+    # Candidate pairs, as LshIndex::candidates makes them per bucket: every pair when the
+    # bucket has at most --max-bucket members, else each member with the center. ndup scan
+    # (flag 1) buckets every document; ndup dedup (flag 2) only the first copies of texts.
+    mb = max_bucket
+    scan_all = F.col("scan") & (F.col("n_scan") <= mb)
+    dedup_all = F.col("first") & (F.col("n_firsts") <= mb)
+    side = rows.where((scan_all if full else F.lit(False)) | dedup_all)
+    left = side.select("key", "band", F.col("ord").alias("a"), F.col("rep").alias("ra"),
+                       F.col("first").alias("fa"), F.col("scan").alias("sa"), "n_scan",
+                       "n_firsts")
+    right = side.select("key", "band", F.col("ord").alias("b"), F.col("rep").alias("rb"),
+                        F.col("first").alias("fb"), F.col("scan").alias("sb"))
+    flags = F.when(F.col("fa") & F.col("fb") & (F.col("n_firsts") <= mb), 2).otherwise(0)
+    if full:
+        flags = flags.bitwiseOR(
+            F.when(F.col("sa") & F.col("sb") & (F.col("n_scan") <= mb), 1).otherwise(0))
+    every = (left.join(right, ["key", "band"]).where(F.col("a") < F.col("b"))
+             .select("a", "b", "ra", "rb", flags.alias("flags")).where(F.col("flags") != 0))
+    star = (rows.where(F.col("first") & (F.col("n_firsts") > mb)
+                       & (F.col("ord") != F.col("center")))
+            .select(F.col("center").alias("a"), F.col("ord").alias("b"),
+                    F.col("center").alias("ra"), F.col("rep").alias("rb"), F.lit(2).alias("flags")))
+    if full:
+        # Scan's star may have another center (when the first record is one scan skips).
+        star = star.unionByName(
+            rows.where(F.col("scan") & (F.col("n_scan") > mb)
+                       & (F.col("ord") != F.col("center_scan")))
+            .select(F.col("center_scan").alias("a"), F.col("ord").alias("b"),
+                    F.col("center_scan_rep").alias("ra"), F.col("rep").alias("rb"),
+                    F.lit(1).alias("flags")))
+    cand = (every.unionByName(star).groupBy("a", "b")
+            .agg(F.bit_or("flags").alias("flags"), F.min("ra").alias("ra"), F.min("rb").alias("rb")))
+    cand = checkpoint(cand)
     metrics.counts["candidates"] = cand.count()
-    metrics.counts["oversized_buckets"] = buckets.where(
-        F.size("members" if args.mode == "full" else "reps") > max_bucket).count()
-    buckets.unpersist()
 
-    # 4. Verification by signature agreement.
+    # 3. Verification by signature agreement, once per pair of texts: copies have equal
+    # signatures, so a pair's agreement is that of the first copies of its two texts, and
+    # num_perm for two copies of one text. Only the signatures of first copies in some pair
+    # travel.
     metrics.start("verify")
-    # Only the signatures of documents in some candidate pair travel (the set of those
-    # documents is usually small enough to be broadcast, so the rest are filtered in place).
-    need = (cand.select(F.col("a").alias("ord")).unionByName(cand.select(F.col("b").alias("ord")))
-            .distinct())
-    sigs = (docs.where(F.col("signature").isNotNull()).select("ord", "signature")
-            .join(need, "ord", "left_semi"))
-    sa = sigs.select(F.col("ord").alias("a"), F.col("signature").alias("sa"))
-    sb = sigs.select(F.col("ord").alias("b"), F.col("signature").alias("sb"))
-    agree = F.expr("aggregate(zip_with(sa, sb, (x, y) -> IF(x = y, 1, 0)), 0, (s, v) -> s + v)")
-    verified = (cand.join(sa, "a").join(sb, "b").select("a", "b", "flags", agree.alias("m"))
-                .where(F.col("m") >= at_threshold)
-                .persist(StorageLevel.MEMORY_AND_DISK))
+    text_pairs = (cand.where(F.col("ra") != F.col("rb"))
+                  .select(F.least("ra", "rb").alias("x"), F.greatest("ra", "rb").alias("y"))
+                  .distinct())
+    need = (text_pairs.select(F.col("x").alias("ord"))
+            .unionByName(text_pairs.select(F.col("y").alias("ord"))).distinct())
+    sigs = docs.select("ord", "signature").join(need, "ord", "left_semi")
+    sx = sigs.select(F.col("ord").alias("x"), F.col("signature").alias("sx"))
+    sy = sigs.select(F.col("ord").alias("y"), F.col("signature").alias("sy"))
+    agree = F.expr("aggregate(zip_with(sx, sy, (p, q) -> IF(p = q, 1, 0)), 0, (s, v) -> s + v)")
+    agreement = text_pairs.join(sx, "x").join(sy, "y").select("x", "y", agree.alias("m"))
+    verified = (cand.withColumn("x", F.least("ra", "rb")).withColumn("y", F.greatest("ra", "rb"))
+                .join(agreement, ["x", "y"], "left")
+                .select("a", "b", "flags",
+                        F.when(F.col("ra") == F.col("rb"), F.lit(num_perm))
+                        .otherwise(F.col("m")).alias("m"))
+                .where(F.col("m") >= at_threshold))
+    verified = checkpoint(verified)
     metrics.counts["verified"] = verified.count()
-    cand.unpersist()
 
-    # 5. Components: dedup's (exact links and verified pairs among first copies), and scan's.
+    # 4. Components of both graphs in one run: dedup's (exact links and verified pairs among
+    # first copies) on even node numbers, scan's on odd ones, so that they share every round's
+    # Spark jobs. The smallest node of a component is still its smallest `ord`.
     metrics.start("components")
-    dedup_edges = exact_links.unionByName(
-        verified.where((F.col("flags").bitwiseAND(2)) != 0).select("a", "b"))
-    comp, rounds = connected_components(dedup_edges, checkpoint)
-    metrics.counts["dedup_cc_rounds"] = rounds
-    if args.mode == "full":
-        scan_comp, rounds = connected_components(
-            verified.where((F.col("flags").bitwiseAND(1)) != 0).select("a", "b"), checkpoint)
-        metrics.counts["scan_cc_rounds"] = rounds
+    edges = exact_links.select((F.col("a") * 2).alias("a"), (F.col("b") * 2).alias("b"))
+    edges = edges.unionByName(verified.where((F.col("flags").bitwiseAND(2)) != 0)
+                              .select((F.col("a") * 2).alias("a"), (F.col("b") * 2).alias("b")))
+    if full:
+        edges = edges.unionByName(verified.where((F.col("flags").bitwiseAND(1)) != 0)
+                                  .select((F.col("a") * 2 + 1).alias("a"),
+                                          (F.col("b") * 2 + 1).alias("b")))
+    comp, rounds = connected_components(edges, checkpoint)
+    metrics.counts["cc_rounds"] = rounds
+    comp = comp.select(F.shiftright("node", 1).alias("ord"),
+                       F.col("node").bitwiseAND(1).alias("graph"),
+                       F.shiftright("root", 1).alias("root"))
 
-    # 6. Keep one per component; write clusters and pairs.
+    # 5. Keep one per component; write clusters and pairs. Only the documents of some
+    # component are aggregated; the others are their own cluster.
     metrics.start("keep")
-    members = slim.join(comp.withColumnRenamed("node", "ord"), "ord")
+    named = docs.select("ord", "doc", "id", "chars", "fp_hi", "fp_lo")
+    if full:
+        named = named.join(renamed, "ord", "left").withColumn(
+            "scan_id", F.when(F.col("skipped"), F.lit(None).cast("string"))
+            .otherwise(F.coalesce("scan_name", "id")))
+    # A component is labelled by its smallest id: scan's ids in scan's graph.
+    members = named.join(comp, "ord").withColumn(
+        "name", F.when(F.col("graph") == 1, F.col("scan_id")).otherwise(F.col("id"))
+        if full else F.col("id"))
     if args.keep == "first":
         best = F.min(F.struct(F.col("ord").alias("k1"), F.col("ord"), F.col("id"),
                               F.col("fp_hi"), F.col("fp_lo")))
@@ -770,55 +859,68 @@ def run(args: argparse.Namespace) -> dict:
         sign = -1 if args.keep == "longest" else 1
         best = F.min(F.struct((F.col("chars") * sign).alias("k1"), F.col("id").alias("k2"),
                               F.col("ord"), F.col("id"), F.col("fp_hi"), F.col("fp_lo")))
-    chosen = members.groupBy("root").agg(
-        best.alias("best"), F.min("id").alias("cluster"), F.count("*").alias("size"))
-    in_comp = (members.join(chosen, "root")
-               .select("ord",
-                       F.col("cluster"), F.col("size"),
+    chosen = members.groupBy("graph", "root").agg(
+        best.alias("best"), F.min("name").alias("cluster"), F.count(F.lit(1)).alias("size"))
+    labelled = checkpoint(members.join(chosen, ["graph", "root"]))
+    in_comp = (labelled.where(F.col("graph") == 0)
+               .select("ord", "cluster", "size",
                        (F.col("ord") == F.col("best.ord")).alias("keep"),
                        F.col("best.id").alias("kept"),
                        F.when(F.col("ord") == F.col("best.ord"), F.lit(None).cast("string"))
                        .when((F.col("fp_hi") == F.col("best.fp_hi"))
                              & (F.col("fp_lo") == F.col("best.fp_lo")), F.lit("exact"))
                        .otherwise(F.lit("near")).alias("reason")))
-    clusters = (slim.join(in_comp, "ord", "left")
+    if full:
+        in_comp = in_comp.join(labelled.where(F.col("graph") == 1)
+                               .select("ord", F.col("cluster").alias("scan_cluster")),
+                               "ord", "full_outer")
+    base = docs.select("ord", "file", "block", "pos", "doc", "id", "source", "line")
+    if full:
+        base = base.join(renamed, "ord", "left").withColumn(
+            "scan_id", F.when(F.col("skipped"), F.lit(None).cast("string"))
+            .otherwise(F.coalesce("scan_name", "id")))
+    clusters = (base.join(in_comp, "ord", "left")
                 .select("ord", "file", "block", "pos", "doc", "id", "source", "line",
+                        *(["scan_id"] if full else []),
                         F.coalesce("cluster", "id").alias("cluster"),
                         F.coalesce("size", F.lit(1)).alias("size"),
                         F.coalesce("keep", F.lit(True)).alias("keep"),
-                        F.coalesce("kept", "id").alias("kept"), "reason"))
-    pair_flag = 1 if args.mode == "full" else 2
-    if args.mode == "full":
-        labels = (slim.join(scan_comp.withColumnRenamed("node", "ord"), "ord")
-                  .groupBy("root").agg(F.min("id").alias("scan_cluster")))
-        clusters = (clusters.join(scan_comp.withColumnRenamed("node", "ord"), "ord", "left")
-                    .join(labels, "root", "left").drop("root"))
-    clusters = clusters.persist(StorageLevel.MEMORY_AND_DISK)
+                        F.coalesce("kept", "id").alias("kept"), "reason",
+                        *(["scan_cluster"] if full else [])))
+    clusters = checkpoint(clusters)
     clusters.drop("ord", "file", "block", "pos").orderBy("doc").write.mode("overwrite").parquet(
         os.path.join(args.out, "clusters"))
-    ida = slim.select(F.col("ord").alias("a"), F.col("id").alias("ia"), F.col("doc").alias("da"))
-    idb = slim.select(F.col("ord").alias("b"), F.col("id").alias("ib"), F.col("doc").alias("db"))
+    # Every document of a pair is in a component of the pair's graph: its id and number are
+    # there, without going back to the whole documents table.
+    pair_graph = 1 if full else 0
+    pair_flag = 1 if full else 2
+    ids = labelled.where(F.col("graph") == pair_graph)
+    ida = ids.select(F.col("ord").alias("a"), F.col("name").alias("ia"), F.col("doc").alias("da"))
+    idb = ids.select(F.col("ord").alias("b"), F.col("name").alias("ib"), F.col("doc").alias("db"))
+    in_order = F.col("ia") <= F.col("ib")
     pairs = (verified.where((F.col("flags").bitwiseAND(pair_flag)) != 0)
              .join(ida, "a").join(idb, "b")
-             .select(F.when(F.col("ia") <= F.col("ib"), F.col("ia")).otherwise(F.col("ib")).alias("a"),
-                     F.when(F.col("ia") <= F.col("ib"), F.col("ib")).otherwise(F.col("ia")).alias("b"),
+             .select(F.when(in_order, F.col("ia")).otherwise(F.col("ib")).alias("a"),
+                     F.when(in_order, F.col("ib")).otherwise(F.col("ia")).alias("b"),
                      (F.col("m") / F.lit(float(num_perm))).alias("estimate"),
-                     F.when(F.col("ia") <= F.col("ib"), F.col("da")).otherwise(F.col("db")).alias("doc_a"),
-                     F.when(F.col("ia") <= F.col("ib"), F.col("db")).otherwise(F.col("da")).alias("doc_b")))
+                     F.when(in_order, F.col("da")).otherwise(F.col("db")).alias("doc_a"),
+                     F.when(in_order, F.col("db")).otherwise(F.col("da")).alias("doc_b")))
     pairs.orderBy("a", "b").write.mode("overwrite").parquet(os.path.join(args.out, "pairs"))
+    # The counts, in one job each over small cached tables.
     summary = clusters.agg(F.sum(F.col("keep").cast("long")).alias("kept"),
                            F.sum(F.when(F.col("reason") == "exact", 1).otherwise(0)).alias("exact"),
                            F.sum(F.when(F.col("reason") == "near", 1).otherwise(0)).alias("near")
                            ).collect()[0]
+    pairs_count = verified.where((F.col("flags").bitwiseAND(pair_flag)) != 0).count()
     metrics.counts.update({"kept": summary.kept, "dropped_exact": summary.exact,
-                           "dropped_near": summary.near, "pairs": verified.where(
-                               (F.col("flags").bitwiseAND(pair_flag)) != 0).count()})
+                           "dropped_near": summary.near, "pairs": pairs_count})
 
     # 7. The deduplicated dataset: the input again, less the dropped rows, in input order.
     metrics.start("write")
     write_dedup(spark, inputs, args, clusters.where("keep").select("file", "block", "pos"),
                 {(o[0], o[1]): n for o, n in zip(offsets, split_lines)})
     metrics.stop()
+    rows.unpersist()
     metrics.shuffle()
     result = {
         "documents": total_docs,
@@ -839,32 +941,47 @@ def run(args: argparse.Namespace) -> dict:
     return result
 
 
-def check_ids(docs: DataFrame, inputs: Inputs, sources: int) -> None:
-    """`ndup sign` names each partition's records on its own: exact for records with an id that
-    no other record has, which is what this job supports until `ndup sign` can leave ids to it
-    (spark/NEEDS.md). Anything else is refused here, naming the record, rather than giving
-    results that differ from ndup's."""
-    made_up = docs.where(
-        (F.col("id") == F.col("pline").cast("string"))
-        | F.col("id").rlike(r"^stdin:[0-9]+(#[0-9]+)?$"))
-    # A made-up id that is right as it is: the only source, the first split (local line = line).
-    if sources == 1:
-        made_up = made_up.where((F.col("id") != F.col("line").cast("string")))
-    bad = made_up.select("source", "line", "id").limit(3).collect()
-    if bad:
-        where = ", ".join(f"{r.source}:{r.line} (`{r.id}`)" for r in bad)
-        raise JobError(
-            f"records without an id ({where}): ndup sign names them by their line in the Spark "
-            "partition; naming them as ndup does needs `ndup sign` to say which ids it made "
-            "up (spark/NEEDS.md). Give every record an id, or run ndup on one machine.")
-    dups = (docs.groupBy("id").agg(F.count("*").alias("n"), F.min("ord").alias("o"))
-            .where("n > 1").limit(3).collect())
-    if dups:
-        names = ", ".join(f"`{r.id}` ({r.n} records)" for r in dups)
-        raise JobError(
-            f"duplicate ids across partitions: {names}. ndup scan refuses all but the first, "
-            "ndup dedup keeps them all; either needs `ndup sign` to leave ids to this job "
-            "(spark/NEEDS.md).")
+def scan_names(docs: DataFrame, metrics: "Metrics", checkpoint) -> DataFrame:
+    """Where `ndup scan` names records otherwise than `ndup dedup` (`docs.id`), as `Ids::assign`
+    leaves them after reading the whole input: `(ord, scan_name, skipped)` rows, persisted,
+    usually few.
+
+    - A record whose real id an earlier record (in input order) has is skipped: no document of
+      the scan (`skipped`).
+    - A made-up name (`LINE` / `SOURCE:LINE`) that some real id has, anywhere in the input,
+      gives way to it: the record is named by the first of `SOURCE:LINE`, `SOURCE:LINE#2`...
+      that no real id has (`scan_name`).
+    """
+    real = docs.where(~F.col("made_up")).select("id", "ord")
+    ids = checkpoint(real.groupBy("id").agg(F.min("ord").alias("first"),
+                                            F.count(F.lit(1)).alias("n")))
+    skipped = (real.join(ids.where("n > 1"), "id").where(F.col("ord") != F.col("first"))
+               .select("ord", F.lit(None).cast("string").alias("scan_name"),
+                       F.lit(True).alias("skipped")))
+    taken = ids.select(F.col("id").alias("name"))
+    pending = (docs.where("made_up").join(taken.withColumnRenamed("name", "id"), "id", "left_semi")
+               .select("ord", F.concat(F.col("source"), F.lit(":"), F.col("line").cast("string"))
+                       .alias("base")))
+    found = []
+    k = 1
+    # Each round tries the next name for the records whose last try was taken: one round in
+    # practice, none when no made-up name clashes.
+    while pending.limit(1).count():
+        tried = pending.withColumn(
+            "name", F.col("base") if k == 1 else F.concat(F.col("base"), F.lit(f"#{k}")))
+        found.append(tried.join(taken, "name", "left_anti")
+                     .select("ord", F.col("name").alias("scan_name"),
+                             F.lit(False).alias("skipped")))
+        pending = checkpoint(tried.join(taken, "name", "left_semi").select("ord", "base"))
+        k += 1
+    out = skipped
+    for f in found:
+        out = out.unionByName(f)
+    out = checkpoint(out)
+    n = out.count()
+    metrics.counts["scan_renamed_or_skipped"] = n
+    # Joined to every document several times: broadcast when it is small (the usual case).
+    return F.broadcast(out) if n < 2_000_000 else out
 
 
 def write_dedup(spark: SparkSession, inputs: Inputs, args: argparse.Namespace,

@@ -81,14 +81,15 @@ def scan_clusters(out: str) -> set:
             if r["type"] == "cluster"}
 
 
-def check_identical(d: str, out: str, inputs: list[str], extra: list[str], keep: str) -> dict:
+def check_identical(d: str, out: str, inputs: list[str], extra: list[str], keep: str,
+                    min_pairs: int = 1000) -> dict:
     """Compares the job's output in `out` with ndup's on `inputs`; returns the job's metrics."""
     common = [*inputs, *extra, "--verify", "signature", "--max-bucket", MAX_BUCKET, "-q"]
     pairs = scan_pairs(ndup("scan", *common, "--format", "jsonl", cwd=d))
     clusters = scan_clusters(ndup("scan", *common, "--clusters", "--format", "jsonl", cwd=d))
 
     job_pairs = pq.read_table(os.path.join(d, out, "pairs")).to_pylist()
-    assert len(pairs) > 1000
+    assert len(pairs) > min_pairs
     assert {(r["a"], r["b"], r["estimate"]) for r in job_pairs} == pairs
     assert all(r["a"] < r["b"] for r in job_pairs)
 
@@ -96,21 +97,30 @@ def check_identical(d: str, out: str, inputs: list[str], extra: list[str], keep:
     by_label = defaultdict(set)
     for r in rows:
         if r["scan_cluster"] is not None:
-            by_label[r["scan_cluster"]].add(r["id"])
+            by_label[r["scan_cluster"]].add(r["scan_id"])
     assert {frozenset(m) for m in by_label.values()} == clusters
     assert all(label == min(m) for label, m in by_label.items())
 
-    # Document numbers, sources and lines as `ndup sign` gives them.
-    ndup("sign", *inputs, *extra, "--out", os.path.join(out, "sign"), "-q", cwd=d)
-    signed = pq.read_table(os.path.join(d, out, "sign"),
+    # Every record, numbered and named as `ndup sign --ids as-read` (and `ndup dedup`) does;
+    # named as `ndup sign` (and `ndup scan`) does, less the records a scan skips.
+    ndup("sign", *inputs, *extra, "--ids", "as-read", "--out", os.path.join(out, "sign-as-read"),
+         "-q", cwd=d)
+    signed = pq.read_table(os.path.join(d, out, "sign-as-read"),
                            columns=["doc", "id", "source", "line"]).to_pylist()
     assert [(r["doc"], r["id"], r["source"], r["line"]) for r in rows] == [
         (r["doc"], r["id"], r["source"], r["line"]) for r in signed]
+    ndup("sign", *inputs, *extra, "--out", os.path.join(out, "sign"), "-q", cwd=d)
+    signed = pq.read_table(os.path.join(d, out, "sign"), columns=["id", "source", "line"])
+    assert [(r["source"], r["line"], r["scan_id"]) for r in rows if r["scan_id"] is not None] == [
+        (r["source"], r["line"], r["id"]) for r in signed.to_pylist()]
 
-    # Dedup clusters: one kept per cluster, labelled by its smallest id.
+    # Dedup clusters: one kept per cluster, labelled by its smallest id (ids as read: a label
+    # names one cluster only when no two records share an id).
     per_cluster = defaultdict(list)
     for r in rows:
         per_cluster[r["cluster"]].append(r)
+    if len({r["id"] for r in rows}) < len(rows):
+        return json.load(open(os.path.join(d, out, "metrics.json")))
     for label, members in per_cluster.items():
         assert label == min(m["id"] for m in members)
         assert sum(m["keep"] for m in members) == 1
@@ -177,16 +187,37 @@ def test_keep_first_in_dedup_mode(corpus):
     assert all(r["keep"] == (r["doc"] == first[r["cluster"]]) for r in rows)
 
 
-def test_records_without_ids_are_refused_not_misnamed(tmp_path):
-    """`ndup sign` names a record without an id by its line in the partition; until it can say
-    which ids it made up (spark/NEEDS.md) the job refuses such records past a file's first
-    split rather than name them differently from ndup."""
+def test_ids_named_over_the_whole_input(tmp_path):
+    """Ids decided over all partitions, as ndup decides them in one run: records without an id
+    and with a null one (named by their global line), a real id equal to another record's line
+    number (the made-up name gives way: `c.jsonl:301`, taken too, so `c.jsonl:301#2`), an id
+    repeated in the same partition and in a later one (scan skips the later records, dedup keeps
+    them). Against `ndup scan --clusters`, `ndup dedup` and `ndup sign` on the same file."""
     c = gen_corpus.generate(400, seed=3)
-    path = tmp_path / "c.jsonl"
-    with open(path, "w") as f:
-        for i, (id_, text) in enumerate(zip(c.ids, c.texts)):
-            f.write(json.dumps({"text": text} if i == 300 else {"id": id_, "text": text}) + "\n")
-    r = spark_job(str(path), "--out", str(tmp_path / "out"), "--max-partition-bytes", "50000",
-                  cwd=str(tmp_path), check=False)
-    assert r.returncode == 2, r.stderr[-3000:]
-    assert "records without an id" in r.stderr and "c.jsonl:301" in r.stderr
+    records = [{"id": i, "text": t} for i, t in zip(c.ids, c.texts)]
+    records[300] = {"text": records[300]["text"]}  # line 301, no id
+    records[250]["id"] = None  # line 251, a null id
+    records[10]["id"] = "301"  # a real id equal to line 301's made-up name
+    records[20]["id"] = "c.jsonl:301"  # and to its first other name
+    records[6]["id"] = records[5]["id"]  # repeated in one partition
+    records[350] = {"id": records[100]["id"], "text": records[100]["text"]}  # and in another
+    records[351] = {"text": records[100]["text"]}  # a copy without an id
+    with open(tmp_path / "c.jsonl", "w") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+    d = str(tmp_path)
+    spark_job("c.jsonl", "--out", "out", "--max-bucket", MAX_BUCKET,
+              "--max-partition-bytes", "50000", cwd=d)
+    m = check_identical(d, "out", ["c.jsonl"], [], "first", min_pairs=100)
+    assert m["counts"]["splits"] > 3
+    rows = {r["line"]: r for r in pq.read_table(os.path.join(d, "out", "clusters")).to_pylist()}
+    assert (rows[301]["id"], rows[301]["scan_id"]) == ("301", "c.jsonl:301#2")
+    assert (rows[251]["id"], rows[251]["scan_id"]) == ("251", "251")
+    assert rows[351]["scan_id"] is None and rows[351]["id"] == records[100]["id"]
+
+    ndup("dedup", "c.jsonl", "--verify", "signature", "--max-bucket", MAX_BUCKET,
+         "-o", "ndup-dedup.jsonl", "-q", cwd=d)
+    expected = open(os.path.join(d, "ndup-dedup.jsonl"), "rb").read()
+    got = b"".join(open(p, "rb").read()
+                   for p in sorted(glob.glob(os.path.join(d, "out", "dedup", "part-*"))))
+    assert got == expected
