@@ -809,7 +809,9 @@ def run(args: argparse.Namespace) -> dict:
                   .distinct())
     need = (text_pairs.select(F.col("x").alias("ord"))
             .unionByName(text_pairs.select(F.col("y").alias("ord"))).distinct())
-    sigs = docs.select("ord", "signature").join(need, "ord", "left_semi")
+    # The documents to verify are few next to the corpus: broadcast, so that the signatures are
+    # filtered where they are cached, not shuffled all to be filtered.
+    sigs = docs.select("ord", "signature").join(F.broadcast(need), "ord", "left_semi")
     sx = sigs.select(F.col("ord").alias("x"), F.col("signature").alias("sx"))
     sy = sigs.select(F.col("ord").alias("y"), F.col("signature").alias("sy"))
     agree = F.expr("aggregate(zip_with(sx, sy, (p, q) -> IF(p = q, 1, 0)), 0, (s, v) -> s + v)")
