@@ -175,16 +175,21 @@ def main() -> None:
         query(lsh)
         return mid - start, time.perf_counter() - mid
 
-    def datasketch_lsh() -> tuple[float, float]:
+    def per_call(build, items: list) -> tuple[float, float]:
+        """One `insert(key, sig)` call a document, then one `query(sig)` call a document."""
+
         def insert(lsh) -> None:
-            for i, m in enumerate(d_sigs):
+            for i, m in enumerate(items):
                 lsh.insert(i, m)
 
         def query(lsh) -> None:
-            for m in d_sigs:
+            for m in items:
                 lsh.query(m)
 
-        return timed(lambda: datasketch.MinHashLSH(num_perm=NUM_PERM, params=(BANDS, ROWS)), insert, query)
+        return timed(build, insert, query)
+
+    def datasketch_lsh() -> tuple[float, float]:
+        return per_call(lambda: datasketch.MinHashLSH(num_perm=NUM_PERM, params=(BANDS, ROWS)), d_sigs)
 
     def datasketch_session() -> tuple[float, float]:
         def insert(lsh) -> None:
@@ -202,15 +207,7 @@ def main() -> None:
         return rensa.RMinHashLSH(threshold=0.8, num_perm=NUM_PERM, num_bands=BANDS)
 
     def rensa_lsh() -> tuple[float, float]:
-        def insert(lsh) -> None:
-            for i, m in enumerate(r_sigs):
-                lsh.insert(i, m)
-
-        def query(lsh) -> None:
-            for m in r_sigs:
-                lsh.query(m)
-
-        return timed(rensa_new, insert, query)
+        return per_call(rensa_new, r_sigs)
 
     def rensa_bulk() -> tuple[float, float]:
         return timed(rensa_new, lambda lsh: lsh.insert_pairs(list(enumerate(r_sigs))), lambda lsh: lsh.query_all(r_sigs))
@@ -219,15 +216,7 @@ def main() -> None:
         return ndup.LSH(num_perm=NUM_PERM, params=(BANDS, ROWS))
 
     def ndup_lsh() -> tuple[float, float]:
-        def insert(lsh) -> None:
-            for i, s in enumerate(sigs):
-                lsh.insert(i, s)
-
-        def query(lsh) -> None:
-            for s in sigs:
-                lsh.query(s)
-
-        return timed(ndup_new, insert, query)
+        return per_call(ndup_new, sigs)
 
     def ndup_batch() -> tuple[float, float]:
         return timed(ndup_new, lambda lsh: lsh.insert_batch(range(n), sigs), lambda lsh: lsh.query_batch(sigs))
