@@ -112,7 +112,7 @@ class MinHash:
     def __len__(self) -> int: ...
 
 class LSH:
-    """An in-memory banded LSH index, in the shape of datasketch's `MinHashLSH`."""
+    """An in-memory banded LSH index, in the shape of datasketch's `MinHashLSH`; it pickles."""
 
     def __init__(
         self,

@@ -2,18 +2,20 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use ndup::candidates::lsh::LshParams;
+use ndup::candidates::minhash_lsh::LshParts;
 use ndup::candidates::tune::{self, Tuning, Weights};
 use ndup::verify::VerifyMode;
 use ndup::{MinHashLsh, Signature};
 
-use crate::signature::{PySignature, count, with_signature};
+use crate::signature::{PySignature, count, params_of, with_signature};
 use crate::{OrPy, to_py};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLsh>()?;
+    m.add_function(wrap_pyfunction!(lsh_from_state, m)?)?;
     m.add_function(wrap_pyfunction!(py_tune, m)?)?;
     Ok(())
 }
@@ -128,7 +130,7 @@ fn py_tune<'py>(
 /// fixes the seed and sketch: another is refused with a ValueError. A query returns the keys
 /// that share a band with the signature, in insertion order; they are candidates, to be checked
 /// with `Signature.jaccard`. `insert_batch` and `query_batch` do many at once, on every core
-/// with the GIL released.
+/// with the GIL released. An index pickles (its keys and their band hashes).
 #[pyclass(name = "LSH", module = "ndup")]
 pub(crate) struct PyLsh {
     lsh: MinHashLsh<u64>,
@@ -429,6 +431,41 @@ impl PyLsh {
         false
     }
 
+    /// Pickles as its parameters, its keys in insertion order and the band hashes of their
+    /// signatures (the index keeps no more of them): the index unpickled answers every query
+    /// as this one does.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let mut parts = self.lsh.to_parts();
+        parts.entries.sort_unstable_by_key(|(n, _)| *n);
+        let keys = PyList::new(
+            py,
+            parts.entries.iter().map(|(n, _)| {
+                self.keys[*n as usize]
+                    .as_ref()
+                    .expect("the index holds only live numbers")
+                    .bind(py)
+            }),
+        )?;
+        let hashes: Vec<u8> = parts
+            .entries
+            .iter()
+            .flat_map(|(_, h)| h.iter().flat_map(|x| x.to_le_bytes()))
+            .collect();
+        let sketch = parts.sketch.map(|p| (p.kind.name(), p.seed));
+        let state = (
+            self.threshold,
+            self.num_perm,
+            parts.lsh.bands,
+            parts.lsh.rows,
+            sketch,
+            parts.shingling,
+            keys,
+            PyBytes::new(py, &hashes),
+        );
+        let make = py.import("ndup._ndup")?.getattr("_lsh_from_state")?;
+        (make, state).into_pyobject(py)
+    }
+
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         self.numbers.bind(py).contains(key)
     }
@@ -477,11 +514,68 @@ impl PyLsh {
             self.len
         )
     }
+}
 
-    /// Not picklable: the index keeps band hashes, not the signatures it would need.
-    fn __reduce__(&self) -> PyResult<()> {
-        Err(pyo3::exceptions::PyTypeError::new_err(
-            "an LSH index cannot be pickled: pickle its signatures and insert them again",
-        ))
+/// Rebuilds a pickled `LSH` (see `LSH.__reduce__`).
+#[pyfunction]
+#[pyo3(name = "_lsh_from_state")]
+#[allow(clippy::too_many_arguments)]
+fn lsh_from_state(
+    py: Python<'_>,
+    threshold: f64,
+    num_perm: usize,
+    bands: usize,
+    rows: usize,
+    sketch: Option<(String, u64)>,
+    shingling: Option<String>,
+    keys: Vec<Py<PyAny>>,
+    hashes: &[u8],
+) -> PyResult<PyLsh> {
+    if hashes.len() != keys.len() * bands * 8 {
+        return Err(PyValueError::new_err(
+            "a pickled LSH holds 8 bytes per band of each key",
+        ));
     }
+    let sketch = match sketch {
+        Some((name, seed)) => Some(params_of(&name, num_perm, seed)?),
+        None => None,
+    };
+    let entries = hashes
+        .chunks_exact(bands.max(1) * 8)
+        .take(keys.len())
+        .enumerate()
+        .map(|(n, chunk)| {
+            let h = chunk
+                .chunks_exact(8)
+                .map(|b| u64::from_le_bytes(b.try_into().expect("chunks of 8")))
+                .collect();
+            (n as u64, h)
+        })
+        .collect();
+    let lsh = MinHashLsh::from_parts(LshParts {
+        lsh: LshParams { bands, rows },
+        num_perm: None,
+        sketch,
+        shingling,
+        entries,
+    })
+    .or_py()?;
+    let numbers = PyDict::new(py);
+    for (n, key) in keys.iter().enumerate() {
+        if numbers.contains(key)? {
+            return Err(PyValueError::new_err(format!(
+                "a pickled LSH has the key {} twice",
+                key.bind(py).repr()?
+            )));
+        }
+        numbers.set_item(key, n)?;
+    }
+    Ok(PyLsh {
+        lsh,
+        num_perm,
+        threshold,
+        numbers: numbers.unbind(),
+        len: keys.len(),
+        keys: keys.into_iter().map(Some).collect(),
+    })
 }

@@ -372,7 +372,7 @@ fn same_params(p: SketchParams, q: SketchParams) -> PyResult<()> {
     of(p)?.ensure_comparable(&of(q)?).or_py()
 }
 
-fn params_of(sketch: &str, num_perm: usize, seed: u64) -> PyResult<SketchParams> {
+pub(crate) fn params_of(sketch: &str, num_perm: usize, seed: u64) -> PyResult<SketchParams> {
     if !(1..=MAX_NUM_PERM).contains(&num_perm) {
         return Err(PyValueError::new_err(format!(
             "a signature has 1 to {MAX_NUM_PERM} slots, not {num_perm}"

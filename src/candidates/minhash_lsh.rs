@@ -199,6 +199,24 @@ impl Heads {
     }
 }
 
+/// What an index holds, less its signatures (it keeps only their band hashes): enough to save
+/// an index and build it again with [`MinHashLsh::from_parts`], as pickling does in Python.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LshParts<K> {
+    /// The banding.
+    pub lsh: LshParams,
+    /// The width every signature must have, when the index was made for one
+    /// ([`MinHashLsh::new`]).
+    pub num_perm: Option<usize>,
+    /// The parameters of the signatures, once one was inserted.
+    pub sketch: Option<SketchParams>,
+    /// How their text was shingled, once a signature of text was inserted.
+    pub shingling: Option<String>,
+    /// Each key with the band hashes of its signature, in the order of their entries (the
+    /// order of insertion when nothing was removed).
+    pub entries: Vec<(K, Vec<u64>)>,
+}
+
 /// The results of [`MinHashLsh::query_batch`]: the candidates of every query, in one vector.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueryBatch<K> {
@@ -404,6 +422,73 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
             self.shingling = signature.shingling_shared().cloned();
         }
         Ok(())
+    }
+
+    /// What the index holds, to build it again with [`from_parts`](Self::from_parts).
+    pub fn to_parts(&self) -> LshParts<K> {
+        let bands = self.lsh.bands;
+        let entries = self
+            .keys
+            .iter()
+            .enumerate()
+            .filter_map(|(n, k)| {
+                let k = k.as_ref()?;
+                Some((k.clone(), self.hashes[n * bands..(n + 1) * bands].to_vec()))
+            })
+            .collect();
+        LshParts {
+            lsh: self.lsh,
+            num_perm: self.num_perm,
+            sketch: self.sketch,
+            shingling: self.shingling.as_deref().map(str::to_owned),
+            entries,
+        }
+    }
+
+    /// The index that [`to_parts`](Self::to_parts) described. Refuses parts that no index
+    /// could have: a banding out of range, a duplicate key, band hashes of another number of
+    /// bands, entries without the signature parameters.
+    pub fn from_parts(parts: LshParts<K>) -> Result<Self> {
+        let LshParts {
+            lsh,
+            num_perm,
+            sketch,
+            shingling,
+            entries,
+        } = parts;
+        let mut index = Self::with_bands(lsh.bands, lsh.rows)?;
+        index.num_perm = num_perm;
+        index.sketch = sketch;
+        index.shingling = shingling.map(Arc::from);
+        if !entries.is_empty() && sketch.is_none() {
+            return Err(crate::invalid![
+                "an LSH index with entries has their signature parameters"
+            ]);
+        }
+        index.new_number(entries.len())?;
+        let bands = lsh.bands;
+        for (n, (key, hashes)) in entries.into_iter().enumerate() {
+            if hashes.len() != bands {
+                return Err(crate::invalid![format!(
+                    "an entry of an index of {bands} bands has {} band hashes",
+                    hashes.len()
+                )]);
+            }
+            let number = n as u32;
+            if index.numbers.insert(key.clone(), number).is_some() {
+                return Err(Error::DuplicateKey {
+                    key: format!("{key:?}"),
+                });
+            }
+            index.place(number);
+            let at = n * bands;
+            index.hashes[at..at + bands].copy_from_slice(&hashes);
+            for (b, &h) in hashes.iter().enumerate() {
+                index.next[at + b] = index.heads[b].push(h, number);
+            }
+            index.keys[n] = Some(key);
+        }
+        Ok(index)
     }
 
     /// Indexes every `(key, signature)` of `entries`, as [`insert`](Self::insert) would one at a
@@ -689,6 +774,51 @@ mod tests {
     const DOC: &str = "Near-duplicate detection compares what a reader sees, not how it was \
                        typed, so by default the text is put in Unicode NFKC form, lowercased, \
                        and every run of white space becomes one space.";
+
+    #[test]
+    fn an_index_built_again_from_its_parts_answers_alike() {
+        let hasher = MinHasher::new(64).unwrap();
+        let sigs: Vec<Signature> = (0..300)
+            .map(|i| {
+                let text = format!(
+                    "family {} member {} {}",
+                    i % 30,
+                    i % 7,
+                    "x y z ".repeat(i % 5)
+                );
+                hasher.sign(&text).unwrap()
+            })
+            .collect();
+        let mut lsh = MinHashLsh::new(0.5, 64).unwrap();
+        for (i, s) in sigs.iter().enumerate() {
+            lsh.insert(i as u32, s).unwrap();
+        }
+        for i in (0..300).step_by(3) {
+            assert!(lsh.remove(&i));
+        }
+        let parts = lsh.to_parts();
+        assert_eq!(parts.entries.len(), 200);
+        assert!(parts.shingling.is_some());
+        let again = MinHashLsh::from_parts(parts.clone()).unwrap();
+        assert_eq!(again.to_parts(), parts);
+        assert_eq!(again.len(), lsh.len());
+        for s in &sigs {
+            assert_eq!(again.query(s).unwrap(), lsh.query(s).unwrap());
+        }
+        // What no index could hold is refused.
+        let mut bad = parts.clone();
+        bad.entries[1].0 = bad.entries[0].0;
+        assert!(matches!(
+            MinHashLsh::from_parts(bad),
+            Err(Error::DuplicateKey { .. })
+        ));
+        let mut bad = parts.clone();
+        bad.entries[0].1.pop();
+        assert!(MinHashLsh::from_parts(bad).is_err());
+        let mut bad = parts;
+        bad.sketch = None;
+        assert!(MinHashLsh::from_parts(bad).is_err());
+    }
 
     #[test]
     fn signatures_of_text_shingled_otherwise_are_refused() {
