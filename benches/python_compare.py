@@ -16,12 +16,15 @@ Every library gets the same job through its own API, with tokenization counted f
   and through each library's bulk API: rensa's `insert_pairs` and `query_all`, ndup's
   `insert_batch` and `query_batch` (on every core, the GIL released); datasketch has only its
   `insertion_session`, and runs once (it is an order of magnitude slower).
+- End to end: both at once, from the texts to each document's candidates (tokenize, sign,
+  insert every document, query every one), as a deduplication job does it: one call a document,
+  and through the bulk APIs.
 
 The texts are made up: `--docs` documents of `--words` words drawn from a Zipf-like vocabulary,
 a third of them edited copies of an earlier one. datasketch signs only the first
 `--datasketch-docs` of them (it is two orders of magnitude slower); throughput is per second
-either way. Each row is the best of `--repeat` runs (for LSH, the run of least total time). The machine, the versions and the command
-are printed with the table.
+either way. Each row is the best of `--repeat` runs (for LSH, the run of least total time).
+The machine, the versions and the command are printed with the table.
 """
 
 from __future__ import annotations
@@ -238,6 +241,63 @@ def main() -> None:
     ]:
         lsh_rows.append((how, *min((run() for _ in range(repeat)), key=sum)))
 
+    # End to end: from texts to each document's candidates (tokenize, sign, insert every
+    # document, query every one), as a deduplication job does it.
+    def e2e_datasketch() -> None:
+        lsh = datasketch.MinHashLSH(num_perm=NUM_PERM, params=(BANDS, ROWS))
+        made = []
+        for i, t in enumerate(few):
+            m = datasketch.MinHash(num_perm=NUM_PERM, seed=SEED)
+            m.update_batch([s.encode("utf8") for s in shingles(t)])
+            lsh.insert(i, m)
+            made.append(m)
+        for m in made:
+            lsh.query(m)
+
+    def e2e_rensa() -> None:
+        lsh = rensa_new()
+        made = []
+        for i, t in enumerate(texts):
+            m = rensa.RMinHash(num_perm=NUM_PERM, seed=SEED)
+            m.update(shingles(t))
+            lsh.insert(i, m)
+            made.append(m)
+        for m in made:
+            lsh.query(m)
+
+    def e2e_rensa_bulk() -> None:
+        lsh = rensa_new()
+        made = rensa.RMinHash.from_token_sets([shingles(t) for t in texts], NUM_PERM, SEED)
+        lsh.insert_pairs(list(enumerate(made)))
+        lsh.query_all(made)
+
+    def e2e_ndup() -> None:
+        lsh = ndup_new()
+        made = []
+        for i, t in enumerate(texts):
+            s = hasher.sign(t)
+            lsh.insert(i, s)
+            made.append(s)
+        for s in made:
+            lsh.query(s)
+
+    def e2e_ndup_batch() -> None:
+        lsh = ndup_new()
+        made = hasher.sign_batch(texts)
+        lsh.insert_batch(range(n), made)
+        lsh.query_batch(made)
+
+    e2e_rows = []
+    if not a.lsh_only:
+        for how, items, run, repeat in [
+            ("datasketch, one call a document", few, e2e_datasketch, 1),
+            ("rensa, one call a document", texts, e2e_rensa, a.repeat),
+            ("rensa from_token_sets, insert_pairs, query_all", texts, e2e_rensa_bulk, a.repeat),
+            ("ndup sign, insert, query", texts, e2e_ndup, a.repeat),
+            ("ndup sign_batch, insert_batch, query_batch", texts, e2e_ndup_batch, a.repeat),
+        ]:
+            e2e_rows.append((how, len(items), best(repeat, run)))
+
     print(
         f"{a.docs} documents of {a.words} words ({mb:.1f} MB), char {K}-shingles, {NUM_PERM} slots, "
         f"LSH {BANDS} x {ROWS}; {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -256,7 +316,7 @@ def main() -> None:
         print()
     # LSH: microseconds per document for each phase, and throughput of both against rensa's
     # per-call API and against its bulk API.
-    per_call = sum(next(r for r in lsh_rows if r[0].startswith("rensa RMinHashLSH"))[1:])
+    rensa_call = sum(next(r for r in lsh_rows if r[0].startswith("rensa RMinHashLSH"))[1:])
     bulk = sum(next(r for r in lsh_rows if r[0].startswith("rensa insert_pairs"))[1:])
     title = f"LSH {BANDS} x {ROWS}: insert all {n} documents, then query all"
     print(
@@ -267,9 +327,18 @@ def main() -> None:
         secs = ins + qry
         print(
             f"{how:<50} {ins / n * 1e6:>9.3f} {qry / n * 1e6:>9.3f} {secs:>9.3f} {n / secs:>10.0f} "
-            f"{per_call / secs:>8.2f}x {bulk / secs:>7.2f}x"
+            f"{rensa_call / secs:>8.2f}x {bulk / secs:>7.2f}x"
         )
     print()
+    if e2e_rows:
+        base = next(r for r in e2e_rows if r[0].startswith("rensa, one call"))
+        base_rate = base[1] / base[2]
+        title = "end to end: texts to candidates (sign, insert, query)"
+        print(f"{title:<50} {'docs':>7} {'seconds':>9} {'docs/s':>10} {'vs rensa':>9}")
+        for how, docs, secs in e2e_rows:
+            rate = docs / secs
+            print(f"{how:<50} {docs:>7} {secs:>9.3f} {rate:>10.0f} {rate / base_rate:>8.2f}x")
+        print()
 
 
 if __name__ == "__main__":
