@@ -200,6 +200,76 @@ fn shard_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The signature configuration of `pipeline`; an error naming `out` when it uses another
+/// sketch.
+fn signature_config<'a>(
+    pipeline: &'a Pipeline,
+    out: &Path,
+) -> Result<&'a crate::find::config::SignatureConfig> {
+    pipeline
+        .config()
+        .signatures()
+        .ok_or_else(|| Error::BadInput {
+            path: out.to_path_buf(),
+            reason: "signature shards hold MinHash signatures: sign with a signature sketch".into(),
+        })
+}
+
+/// The documents signed for shards, and how to turn them into batches.
+struct Signing {
+    corpus: crate::find::read::Corpus<Signed>,
+    num_perm: usize,
+    lsh: crate::candidates::lsh::LshParams,
+    metadata: Vec<(String, String)>,
+}
+
+impl Signing {
+    /// Reads and signs every document of `source`; the pipeline must use signatures.
+    fn run(pipeline: &Pipeline, source: &Source, ids: IdRule, out: &Path) -> Result<Signing> {
+        let config = pipeline.config();
+        let sig = signature_config(pipeline, out)?;
+        let params = serde_json::to_string(&SigningParams::from_config(config))
+            .expect("parameters serialize");
+        let corpus = pipeline.read(source, &SignSketcher(pipeline, ids))?;
+        Ok(Signing {
+            corpus,
+            num_perm: sig.num_perm,
+            lsh: sig.lsh,
+            metadata: vec![
+                (META_VERSION.into(), SHARD_FORMAT_VERSION.to_string()),
+                (META_IDS.into(), ids.name().to_owned()),
+                (META_PARAMS.into(), params),
+            ],
+        })
+    }
+
+    /// Every document with its sketch (`SignSketcher` gives every one a sketch), in input order.
+    fn rows(&self) -> Vec<(&Document, &Signed)> {
+        self.corpus
+            .sketched
+            .iter()
+            .map(|&d| &self.corpus.documents[d as usize])
+            .zip(&self.corpus.sketches)
+            .collect()
+    }
+
+    fn report(self, shards: Vec<PathBuf>) -> SignReport {
+        let rows = self.corpus.sketches.len() as u64;
+        let empty = self
+            .corpus
+            .sketches
+            .iter()
+            .filter(|s| s.signature.is_none())
+            .count() as u64;
+        SignReport {
+            shards,
+            documents: rows,
+            empty,
+            skipped: self.corpus.skipped,
+        }
+    }
+}
+
 /// Signs every document of `source` with `pipeline` (which must use signatures) and writes the
 /// shards into `dir`, made if missing; a directory that already holds shards is refused rather
 /// than mixed with.
@@ -210,14 +280,8 @@ pub fn sign(
     options: &SignOptions,
 ) -> Result<SignReport> {
     let shard_rows = options.shard_rows.max(1);
-    let config = pipeline.config();
-    let Some(sig) = config.signatures() else {
-        return Err(Error::BadInput {
-            path: dir.to_path_buf(),
-            reason: "signature shards hold MinHash signatures: sign with a signature sketch".into(),
-        });
-    };
-    let lsh = sig.lsh;
+    // Checked before the directory is made.
+    signature_config(pipeline, dir)?;
     fs::create_dir_all(dir).map_err(io_error(dir))?;
     if let Some(old) = shard_files(dir)?.first() {
         return Err(Error::BadInput {
@@ -229,30 +293,20 @@ pub fn sign(
             ),
         });
     }
-    let corpus = pipeline.read(source, &SignSketcher(pipeline, options.ids))?;
-    let params =
-        serde_json::to_string(&SigningParams::from_config(config)).expect("parameters serialize");
+    let signing = Signing::run(pipeline, source, options.ids, dir)?;
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_max_row_group_row_count(Some(BATCH_ROWS))
-        .set_key_value_metadata(Some(vec![
-            KeyValue::new(META_VERSION.into(), SHARD_FORMAT_VERSION.to_string()),
-            KeyValue::new(META_IDS.into(), options.ids.name().to_owned()),
-            KeyValue::new(META_PARAMS.into(), params),
-        ]))
+        .set_key_value_metadata(Some(
+            signing
+                .metadata
+                .iter()
+                .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
+                .collect(),
+        ))
         .build();
-
-    let mut report = SignReport {
-        skipped: corpus.skipped,
-        ..Default::default()
-    };
-    // Every document has a sketch (see `SignSketcher`), in input order.
-    let docs: Vec<(&Document, &Signed)> = corpus
-        .sketched
-        .iter()
-        .map(|&d| &corpus.documents[d as usize])
-        .zip(&corpus.sketches)
-        .collect();
+    let mut shards = Vec::new();
+    let docs = signing.rows();
     for (n, chunk) in docs.chunks(shard_rows).enumerate() {
         let path = dir.join(format!("part-{n:05}.parquet"));
         // Written under a temporary name and renamed, so a shard that exists is whole.
@@ -266,16 +320,56 @@ pub fn sign(
             .map_err(parquet_error(&path))?;
         let first = n * shard_rows;
         for (b, batch) in chunk.chunks(BATCH_ROWS).enumerate() {
-            let batch = to_batch(batch, first + b * BATCH_ROWS, sig.num_perm, lsh, &path)?;
+            let batch = to_batch(
+                batch,
+                first + b * BATCH_ROWS,
+                signing.num_perm,
+                signing.lsh,
+                &path,
+            )?;
             writer.write(&batch).map_err(parquet_error(&path))?;
         }
         writer.close().map_err(parquet_error(&path))?;
         tmp.persist(&path).map_err(|e| io_error(&path)(e.error))?;
-        report.shards.push(path);
+        shards.push(path);
     }
-    report.documents = docs.len() as u64;
-    report.empty = docs.iter().filter(|(_, s)| s.signature.is_none()).count() as u64;
-    Ok(report)
+    drop(docs);
+    Ok(signing.report(shards))
+}
+
+/// [`sign`] into one Arrow IPC stream written to `out` (`name` names it in errors) instead of
+/// shard files: the same schema, the same rows, and the shards' key-value metadata as the
+/// schema's metadata. For a program that reads the signatures from a pipe
+/// (`pyarrow.ipc.open_stream`), with no file in between.
+pub fn sign_stream(
+    pipeline: &Pipeline,
+    source: &Source,
+    out: &mut dyn io::Write,
+    name: &Path,
+    ids: IdRule,
+) -> Result<SignReport> {
+    let signing = Signing::run(pipeline, source, ids, name)?;
+    let schema = Arc::new(
+        schema().as_ref().clone().with_metadata(
+            signing
+                .metadata
+                .iter()
+                .cloned()
+                .collect::<std::collections::HashMap<_, _>>(),
+        ),
+    );
+    let mut writer =
+        arrow_ipc::writer::StreamWriter::try_new(out, &schema).map_err(arrow_error(name))?;
+    let docs = signing.rows();
+    for (b, batch) in docs.chunks(BATCH_ROWS).enumerate() {
+        let batch = to_batch(batch, b * BATCH_ROWS, signing.num_perm, signing.lsh, name)?
+            .with_schema(Arc::clone(&schema))
+            .map_err(arrow_error(name))?;
+        writer.write(&batch).map_err(arrow_error(name))?;
+    }
+    writer.finish().map_err(arrow_error(name))?;
+    drop(docs);
+    Ok(signing.report(Vec::new()))
 }
 
 fn to_batch(

@@ -351,3 +351,70 @@ fn what_sign_and_scan_signatures_refuse() {
         run.describe()
     );
 }
+
+/// `--out -` writes the rows and metadata of the shards as one Arrow IPC stream, for a pipe; a
+/// terminal gets a refusal instead of binary.
+#[test]
+fn sign_out_dash_streams_the_shards_rows_as_arrow() {
+    use arrow_ipc::reader::StreamReader;
+    let d = Dir::new();
+    corpus(&d, "c.jsonl");
+    d.ndup()
+        .args(["sign", "c.jsonl", "--out", "shards", "--ids", "as-read"])
+        .ok();
+    let run = d
+        .ndup()
+        .args(["sign", "c.jsonl", "--out", "-", "--ids", "as-read"])
+        .run_limited(8 << 30);
+    assert!(run.status.success(), "{}", run.describe(500));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("102 documents (1 empty), 0 skipped, signed into an Arrow stream"),
+        "{stderr}"
+    );
+    let reader = StreamReader::try_new(&run.stdout[..], None).unwrap();
+    let meta = reader.schema().metadata().clone();
+    assert_eq!(meta["ndup.ids"], "as-read");
+    assert_eq!(meta["ndup.format_version"], "1");
+    let streamed: Vec<_> = reader.map(|b| b.unwrap()).collect();
+    let file = File::open(d.path().join("shards/part-00000.parquet")).unwrap();
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let kv = builder
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .unwrap();
+    let params = kv.iter().find(|kv| kv.key == "ndup.params").unwrap();
+    assert_eq!(Some(&meta["ndup.params"]), params.value.as_ref());
+    let stored: Vec<_> = builder.build().unwrap().map(|b| b.unwrap()).collect();
+    let concat = |batches: &[arrow_array::RecordBatch]| {
+        arrow_select::concat::concat_batches(&batches[0].schema(), batches).unwrap()
+    };
+    let (streamed, stored) = (concat(&streamed), concat(&stored));
+    assert_eq!(streamed.num_rows(), 102);
+    assert_eq!(streamed.columns(), stored.columns());
+
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("note: no `script` command (util-linux); the terminal is not tested");
+        return;
+    }
+    let out = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} sign c.jsonl --out -", super::util::ndup_bin()),
+            "/dev/null",
+        ])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{screen}");
+    assert!(
+        screen.contains("--out - writes an Arrow IPC stream, not text"),
+        "{screen}"
+    );
+}

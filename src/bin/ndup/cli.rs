@@ -1295,7 +1295,8 @@ pub struct SignArgs {
     pub inputs: Vec<PathBuf>,
 
     /// The directory to write the shards into (part-00000.parquet, ...), made if missing; one
-    /// that already holds shards is refused.
+    /// that already holds shards is refused. - writes one Arrow IPC stream to standard output
+    /// instead (same columns and metadata; --shard-rows does not apply).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 
