@@ -346,14 +346,12 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
               else ["--id-field", id_field, "--text-field", text_field])
 
     def sign_partition(batches):
-        import glob
         import os
         import subprocess
         import tempfile
 
         import numpy as np
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         exe = ndup
         if shipped:
@@ -364,34 +362,47 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
                 os.chmod(exe, 0o755)
         tmp = tempfile.mkdtemp(prefix="ndup-sign-")
         try:
-            out = os.path.join(tmp, "shards")
             errpath = os.path.join(tmp, "stderr")
-            cmd = [exe, "sign", "-", "--jsonl", "--out", out, "-q", "-j", str(threads),
+            # The rows come back as one Arrow stream on ndup's standard output, which ndup
+            # writes once it has read the whole partition: no shard files in between.
+            cmd = [exe, "sign", "-", "--jsonl", "--out", "-", "-q", "-j", str(threads),
                    *fields, *flags]
             files, blocks = [], []
-            with open(errpath, "wb") as err:
-                proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                        stderr=err)
-                try:
-                    for b in batches:
-                        if b.num_rows == 0:
-                            continue
-                        paths = b.column("_path").dictionary_encode()
-                        to_file = np.array([index[normalize_uri(str(p))]
-                                            for p in paths.dictionary.to_pylist()], np.int32)
-                        files.append(to_file[paths.indices.to_numpy(zero_copy_only=False)])
-                        blocks.append(b.column("_block").to_numpy(zero_copy_only=False))
-                        proc.stdin.write(joined_lines(b.column("value")))
-                    proc.stdin.close()
-                except BrokenPipeError:
-                    pass
-                rc = proc.wait()
-            if rc != 0:
+            err = open(errpath, "wb")
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=err)
+
+            def failed(rc):
+                err.close()
                 with open(errpath, "rb") as e:
-                    raise RuntimeError(f"{' '.join(cmd)} exited with {rc}: "
-                                       f"{e.read().decode(errors='replace')[-4000:]}")
+                    return RuntimeError(f"{' '.join(cmd)} exited with {rc}: "
+                                        f"{e.read().decode(errors='replace')[-4000:]}")
+            try:
+                for b in batches:
+                    if b.num_rows == 0:
+                        continue
+                    paths = b.column("_path").dictionary_encode()
+                    to_file = np.array([index[normalize_uri(str(p))]
+                                        for p in paths.dictionary.to_pylist()], np.int32)
+                    files.append(to_file[paths.indices.to_numpy(zero_copy_only=False)])
+                    blocks.append(b.column("_block").to_numpy(zero_copy_only=False))
+                    proc.stdin.write(joined_lines(b.column("value")))
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
             if not files:
+                # ndup still writes an empty stream: read it, or ndup fails on a closed pipe.
+                proc.stdout.read()
+                proc.stdout.close()
+                rc = proc.wait()
+                if rc != 0:
+                    raise failed(rc)
+                err.close()
                 return
+            try:
+                stream = pa.ipc.open_stream(proc.stdout)
+            except (pa.ArrowInvalid, OSError):
+                raise failed(proc.wait())
             file_of = np.concatenate(files)
             block_of = np.concatenate(blocks).astype(np.int64)
             n = len(file_of)
@@ -404,38 +415,43 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
             if len(set(zip(file_of[starts].tolist(), block_of[starts].tolist()))) != len(starts):
                 raise RuntimeError("a split's rows are not contiguous in its partition")
             docs_in_run = np.zeros(len(starts), np.int64)
-            for shard in sorted(glob.glob(os.path.join(out, "part-*.parquet"))):
-                for t in pq.ParquetFile(shard).iter_batches(batch_size=65536):
-                    rows = t.column("line").to_numpy(zero_copy_only=False).astype(np.int64) - 1
-                    runs = run_of[rows]
-                    # Rank of each document within its split: documents come in input order,
-                    # so `runs` does not decrease.
-                    uniq, first, counts = np.unique(runs, return_index=True, return_counts=True)
-                    bdoc = (np.arange(len(rows)) - np.repeat(first, counts)
-                            + np.repeat(docs_in_run[uniq], counts))
-                    docs_in_run[uniq] += counts
-                    fp = t.column("fingerprint")
-                    raw = np.frombuffer(fp.buffers()[1], dtype=">u8", count=2 * (fp.offset + len(fp)))
-                    raw = raw[2 * fp.offset:].reshape(-1, 2).astype(np.uint64).view(np.int64)
-                    yield pa.RecordBatch.from_arrays(
-                        [
-                            pa.array(np.zeros(len(rows), np.int32)),
-                            pa.array(file_of[rows]),
-                            pa.array(block_of[rows]),
-                            pa.array(pos_of[rows]),
-                            pa.array(bdoc),
-                            t.column("id_made_up"),
-                            t.column("id"),
-                            t.column("chars"),
-                            pa.array(raw[:, 0].copy()),
-                            pa.array(raw[:, 1].copy()),
-                            t.column("signature"),
-                            t.column("bands"),
-                            pa.nulls(len(rows), pa.int64()),
-                            pa.nulls(len(rows), pa.int64()),
-                        ],
-                        schema=_SIGNED_ARROW,
-                    )
+            for t in stream:
+                rows = t.column("line").to_numpy(zero_copy_only=False).astype(np.int64) - 1
+                runs = run_of[rows]
+                # Rank of each document within its split: documents come in input order,
+                # so `runs` does not decrease.
+                uniq, first, counts = np.unique(runs, return_index=True, return_counts=True)
+                bdoc = (np.arange(len(rows)) - np.repeat(first, counts)
+                        + np.repeat(docs_in_run[uniq], counts))
+                docs_in_run[uniq] += counts
+                fp = t.column("fingerprint")
+                raw = np.frombuffer(fp.buffers()[1], dtype=">u8", count=2 * (fp.offset + len(fp)))
+                raw = raw[2 * fp.offset:].reshape(-1, 2).astype(np.uint64).view(np.int64)
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        pa.array(np.zeros(len(rows), np.int32)),
+                        pa.array(file_of[rows]),
+                        pa.array(block_of[rows]),
+                        pa.array(pos_of[rows]),
+                        pa.array(bdoc),
+                        t.column("id_made_up"),
+                        t.column("id"),
+                        t.column("chars"),
+                        pa.array(raw[:, 0].copy()),
+                        pa.array(raw[:, 1].copy()),
+                        t.column("signature"),
+                        t.column("bands"),
+                        pa.nulls(len(rows), pa.int64()),
+                        pa.nulls(len(rows), pa.int64()),
+                    ],
+                    schema=_SIGNED_ARROW,
+                )
+            proc.stdout.read()
+            proc.stdout.close()
+            rc = proc.wait()
+            if rc != 0:
+                raise failed(rc)
+            err.close()
             lines_in_run = np.diff(np.append(starts, n))
             k = len(starts)
             yield pa.RecordBatch.from_arrays(
