@@ -381,10 +381,7 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
                 for b in batches:
                     if b.num_rows == 0:
                         continue
-                    paths = b.column("_path").dictionary_encode()
-                    to_file = np.array([index[normalize_uri(str(p))]
-                                        for p in paths.dictionary.to_pylist()], np.int32)
-                    files.append(to_file[paths.indices.to_numpy(zero_copy_only=False)])
+                    files.append(file_numbers(b, index))
                     blocks.append(b.column("_block").to_numpy(zero_copy_only=False))
                     proc.stdin.write(joined_lines(b.column("value")))
                 proc.stdin.close()
@@ -471,6 +468,17 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
             shutil_rmtree(tmp)
 
     return sign_partition
+
+
+def file_numbers(batch: pa.RecordBatch, index: dict[str, int]):
+    """The place in the input list of each row's file (`_path`), as a NumPy array: one lookup
+    per distinct path of the batch, not per row."""
+    import numpy as np
+
+    paths = batch.column("_path").dictionary_encode()
+    to_file = np.array([index[normalize_uri(str(p))] for p in paths.dictionary.to_pylist()],
+                       np.int32)
+    return to_file[paths.indices.to_numpy(zero_copy_only=False)]
 
 
 def joined_lines(values: pa.Array) -> bytes:
@@ -1040,10 +1048,7 @@ def write_dedup(spark: SparkSession, inputs: Inputs, args: argparse.Namespace,
         for b in batches:
             if b.num_rows == 0:
                 continue
-            paths = b.column("_path").dictionary_encode()
-            to_file = np.array([index[normalize_uri(str(p))]
-                                for p in paths.dictionary.to_pylist()], np.int32)
-            files = to_file[paths.indices.to_numpy(zero_copy_only=False)]
+            files = file_numbers(b, index)
             blocks = b.column("_block").to_numpy(zero_copy_only=False).astype(np.int64)
             n = b.num_rows
             change = np.ones(n, bool)
