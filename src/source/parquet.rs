@@ -42,6 +42,10 @@ pub fn is_parquet_path(path: &Path) -> bool {
 /// under it when it is a Parquet dataset (see the module's documentation), sorted; `None`
 /// otherwise.
 pub fn dataset_files(path: &Path) -> Option<Vec<PathBuf>> {
+    // `-` is standard input, whatever the current directory holds.
+    if crate::source::records::is_stdin(path) {
+        return None;
+    }
     if !path.is_dir() {
         return is_parquet_path(path).then(|| vec![path.to_path_buf()]);
     }

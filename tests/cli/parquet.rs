@@ -272,3 +272,23 @@ fn sign_reads_parquet_and_bad_files_are_reported_by_name() {
         run.describe()
     );
 }
+
+/// `-` is standard input even beside a directory named `-` that holds Parquet shards (as an
+/// `ndup sign --out -` of an older ndup, or a careless `mkdir -`, leaves one).
+#[test]
+fn dash_is_standard_input_even_beside_a_parquet_directory_named_dash() {
+    let d = Dir::new();
+    let all = rows(50);
+    write(
+        &d.path().join("-/part-0.parquet"),
+        &all,
+        Compression::SNAPPY,
+        100,
+    );
+    let lines: Vec<String> = all[..10]
+        .iter()
+        .map(|r| json!({"id": r.id, "text": r.text}).to_string())
+        .collect();
+    let run = d.scan().arg("-").stdin(lines.join("\n") + "\n").ok();
+    assert_eq!(run.count("documents"), 10, "{}", run.describe());
+}
