@@ -320,19 +320,24 @@ def ndup_sign_flags(args: argparse.Namespace) -> list[str]:
 
 
 def probe_ndup(args: argparse.Namespace, flags: list[str]) -> dict:
-    """Runs `ndup sign` on one record on the driver: checks the binary and the flags before any
-    Spark work, and returns the signing parameters it writes (num_perm, bands, rows...)."""
+    """Runs `ndup sign` on one record on the driver, as the executors run it: checks the binary
+    and the flags before any Spark work, and returns the signing parameters it writes
+    (num_perm, bands, rows...)."""
     with tempfile.TemporaryDirectory(prefix="ndup-probe-") as tmp:
-        out = os.path.join(tmp, "s")
-        cmd = [args.ndup, "sign", "-", "--jsonl", "--out", out, "-q", "-j", "1", *flags]
+        cmd = [args.ndup, "sign", "-", "--jsonl", "--out", "-", "-q", "-j", "1", *flags]
         try:
+            # In a directory of its own: an ndup too old for `--out -` makes a directory `-`.
             r = subprocess.run(cmd, input=b'{"id":"probe","text":"probe text"}\n',
-                               capture_output=True)
+                               capture_output=True, cwd=tmp)
         except OSError as e:
             raise JobError(f"cannot run ndup ({args.ndup}): {e}; give its path with --ndup") from e
         if r.returncode != 0:
             raise JobError(f"`{shlex.join(cmd)}` failed: {r.stderr.decode(errors='replace')}")
-        meta = pq.read_metadata(os.path.join(out, "part-00000.parquet")).metadata
+        try:
+            meta = pa.ipc.open_stream(r.stdout).schema.metadata
+        except pa.ArrowInvalid as e:
+            raise JobError(f"`{shlex.join(cmd)}` wrote no Arrow stream ({e}): this ndup is too "
+                           "old for the job; build it from this checkout") from e
         params = json.loads(meta[b"ndup.params"])
         params["format_version"] = meta[b"ndup.format_version"].decode()
         return params
