@@ -168,7 +168,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--master", default=None,
                     help="Spark master (default: spark-submit's, or local[*])")
     ap.add_argument("--shuffle-partitions", type=int, metavar="N",
-                    help="spark.sql.shuffle.partitions (default: Spark's)")
+                    help="spark.sql.shuffle.partitions (default: one per 64 MB of input, at "
+                         "least two per core, unless the Spark configuration sets it)")
     ap.add_argument("--max-partition-bytes", metavar="SIZE",
                     help="spark.sql.files.maxPartitionBytes: input bytes per signing task")
     ap.add_argument("--no-sort-output", action="store_true",
@@ -193,6 +194,7 @@ def log(args: argparse.Namespace, msg: str) -> None:
 class InputFile:
     name: str  # as ndup would name it: the path as given, or DIR/relative for a walked directory
     uri: str  # fully qualified, for Spark
+    size: int  # bytes
 
 
 @dataclass
@@ -226,8 +228,9 @@ def list_inputs(spark: SparkSession, args: argparse.Namespace) -> Inputs:
         if not fs.exists(p):
             raise JobError(f"{given}: no such file or directory")
         qualified = fs.makeQualified(p)
-        if not fs.getFileStatus(qualified).isDirectory():
-            files.append(InputFile(given, qualified.toUri().toString()))
+        status = fs.getFileStatus(qualified)
+        if not status.isDirectory():
+            files.append(InputFile(given, qualified.toUri().toString(), status.getLen()))
             continue
 
         def walk(dir_path, rel: str):
@@ -240,11 +243,11 @@ def list_inputs(spark: SparkSession, args: argparse.Namespace) -> Inputs:
                 if st.isDirectory():
                     yield from walk(st.getPath(), child_rel)
                 else:
-                    yield child_rel, st.getPath().toUri().toString()
+                    yield child_rel, st.getPath().toUri().toString(), st.getLen()
 
         base = given.rstrip("/")
-        for rel, uri in walk(qualified, ""):
-            files.append(InputFile(f"{base}/{rel}", uri))
+        for rel, uri, size in walk(qualified, ""):
+            files.append(InputFile(f"{base}/{rel}", uri, size))
     if not files:
         raise JobError("no input files")
 
@@ -672,6 +675,13 @@ def run(args: argparse.Namespace) -> dict:
         return df.checkpoint(eager=True) if checkpoint_dir else df.localCheckpoint(eager=True)
 
     inputs = list_inputs(spark, args)
+    if not args.shuffle_partitions and not sc.getConf().contains("spark.sql.shuffle.partitions"):
+        # Spark's default of 200 suits no input size: a small corpus then spends most of its
+        # time scheduling empty tasks. About 64 MB of input per partition (the shuffles carry
+        # two to three times the input), and at least two per core.
+        total = sum(f.size for f in inputs.files)
+        spark.conf.set("spark.sql.shuffle.partitions",
+                       str(max(2 * sc.defaultParallelism, math.ceil(total / (64 << 20)))))
     log(args, f"{len(inputs.files)} {inputs.fmt} file(s); ndup {params['sketch']} "
               f"num_perm={num_perm} bands={bands} rows={params['rows']}; "
               f"threshold {args.threshold} (>= {at_threshold} equal slots)")
