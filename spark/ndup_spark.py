@@ -385,6 +385,16 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
                 with open(errpath, "rb") as e:
                     return RuntimeError(f"{' '.join(cmd)} exited with {rc}: "
                                         f"{e.read().decode(errors='replace')[-4000:]}")
+
+            def finish():
+                # The rest of the stream is read (ndup writes one even for no rows), or ndup
+                # fails on a closed pipe.
+                proc.stdout.read()
+                proc.stdout.close()
+                rc = proc.wait()
+                if rc != 0:
+                    raise failed(rc)
+                err.close()
             try:
                 for b in batches:
                     if b.num_rows == 0:
@@ -396,13 +406,7 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
             except BrokenPipeError:
                 pass
             if not files:
-                # ndup still writes an empty stream: read it, or ndup fails on a closed pipe.
-                proc.stdout.read()
-                proc.stdout.close()
-                rc = proc.wait()
-                if rc != 0:
-                    raise failed(rc)
-                err.close()
+                finish()
                 return
             try:
                 stream = pa.ipc.open_stream(proc.stdout)
@@ -451,12 +455,7 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
                     ],
                     schema=_SIGNED_ARROW,
                 )
-            proc.stdout.read()
-            proc.stdout.close()
-            rc = proc.wait()
-            if rc != 0:
-                raise failed(rc)
-            err.close()
+            finish()
             lines_in_run = np.diff(np.append(starts, n))
             k = len(starts)
             yield pa.RecordBatch.from_arrays(
