@@ -310,11 +310,13 @@ pub fn sign(
     for (n, chunk) in docs.chunks(shard_rows).enumerate() {
         let path = dir.join(format!("part-{n:05}.parquet"));
         // Written under a temporary name and renamed, so a shard that exists is whole.
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".part-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(io_error(dir))?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".part-").suffix(".tmp");
+        // What open(2) gives any new file, 0666 less the umask, not tempfile's private 0600:
+        // shards are made to be read by other jobs, often other users'.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let mut tmp = builder.tempfile_in(dir).map_err(io_error(dir))?;
         let file = tmp.as_file_mut().try_clone().map_err(io_error(&path))?;
         let mut writer = ArrowWriter::try_new(file, schema(), Some(props.clone()))
             .map_err(parquet_error(&path))?;

@@ -114,6 +114,15 @@ fn files_sign_too_and_shards_are_the_same_whatever_the_threads() {
         .ok();
     let bytes = |dir: &str| std::fs::read(d.path().join(dir).join("part-00000.parquet")).unwrap();
     assert_eq!(bytes("one"), bytes("two"));
+    // A shard has the mode of any new file (the umask's), not a temporary file's 0600.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode =
+            |p: std::path::PathBuf| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let probe = d.path().join("probe");
+        File::create(&probe).unwrap();
+        assert_eq!(mode(d.path().join("one/part-00000.parquet")), mode(probe));
+    }
     let direct = d.scan().args(["docs", "--verify", "signature"]).ok();
     let shards = d.scan().args(["--signatures", "one"]).ok();
     assert_eq!(results(&shards), results(&direct));
