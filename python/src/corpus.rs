@@ -218,24 +218,6 @@ fn default_max_memory() -> Option<u64> {
     Some(kib * 1024 / 4 * 3)
 }
 
-/// Texts from Python, with their ids (a missing text is `None`).
-#[derive(Debug)]
-struct PyTexts(Vec<(String, Option<String>)>);
-
-impl Texts for PyTexts {
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn id(&self, i: usize) -> Cow<'_, str> {
-        Cow::Borrowed(&self.0[i].0)
-    }
-
-    fn text(&self, i: usize) -> Option<&str> {
-        self.0[i].1.as_deref()
-    }
-}
-
 /// Scans texts: `ids[i]` names `texts[i]`. Pairs, clusters and skips name documents by their
 /// position in the lists.
 #[pyfunction(name = "_scan_texts")]
@@ -250,9 +232,8 @@ fn scan_texts<'py>(
         return Err(PyValueError::new_err("one id per text"));
     }
     let pipeline = Pipeline::new(options.config(false)?).or_py()?;
-    let source = Source::Texts(SharedTexts::new(PyTexts(
-        ids.into_iter().zip(texts).collect(),
-    )));
+    let texts: Vec<(String, Option<String>)> = ids.into_iter().zip(texts).collect();
+    let source = Source::Texts(SharedTexts::new(texts));
     let report =
         interruptible(py, |stop| pipeline.with_stop(stop).scan_source(&source))?.or_py()?;
     report_to_py(py, &report, clusters)

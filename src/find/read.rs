@@ -637,33 +637,14 @@ fn merge_batch<S>(
 
 #[cfg(test)]
 mod tests {
-    use std::borrow::Cow;
 
     use crate::find::config::{ExactConfig, ScanConfig, StrategyConfig};
     use crate::find::{Pipeline, ScanReport};
     use crate::model::SkipKind;
     use crate::sim::Measure;
-    use crate::source::texts::{SharedTexts, Texts};
+    use crate::source::texts::SharedTexts;
     use crate::source::{Origin, Source};
     use crate::verify::VerifyMode;
-
-    /// Texts some of which are missing, as nulls in a column are.
-    #[derive(Debug)]
-    struct Column(Vec<(String, Option<String>)>);
-
-    impl Texts for Column {
-        fn len(&self) -> usize {
-            self.0.len()
-        }
-
-        fn id(&self, i: usize) -> Cow<'_, str> {
-            Cow::Borrowed(&self.0[i].0)
-        }
-
-        fn text(&self, i: usize) -> Option<&str> {
-            self.0[i].1.as_deref()
-        }
-    }
 
     fn words(seed: u64, n: usize) -> String {
         (0..n as u64)
@@ -763,12 +744,13 @@ mod tests {
     #[test]
     fn missing_texts_and_repeated_ids_are_skipped_as_records_are() {
         let base = words(5, 300);
-        let column = Column(vec![
+        // Texts some of which are missing, as nulls in a column are.
+        let column: Vec<(String, Option<String>)> = vec![
             ("a".into(), Some(base.clone())),
             ("gone".into(), None),
             ("a".into(), Some(base.clone())),
             ("b".into(), Some(format!("{base} and more"))),
-        ]);
+        ];
         let p = Pipeline::new(ScanConfig::default()).unwrap();
         let r = p
             .scan_source(&Source::Texts(SharedTexts::new(column)))

@@ -61,6 +61,21 @@ impl Texts for Vec<(String, String)> {
     }
 }
 
+/// `(id, text)` pairs where a text may be missing (a null in a column, `None` from Python).
+impl Texts for Vec<(String, Option<String>)> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn id(&self, i: usize) -> Cow<'_, str> {
+        Cow::Borrowed(&self[i].0)
+    }
+
+    fn text(&self, i: usize) -> Option<&str> {
+        self[i].1.as_deref()
+    }
+}
+
 /// A shared handle to [`Texts`]: what a [`Source::Texts`](crate::source::Source::Texts) holds,
 /// and what each document's [`Origin`](crate::source::Origin) keeps to read its text again.
 /// Cloning it clones the handle, not the texts; two handles are equal when they share the texts.
