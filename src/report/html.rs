@@ -676,13 +676,7 @@ fn clusters(out: &mut String, page: &Page, r: &ScanReport, max: usize) {
             }
             out.push_str("</li>");
         }
-        if ids.len() > MAX_CLUSTER_MEMBERS {
-            let _ = write!(
-                out,
-                "<li class=\"more\">and {} more</li>",
-                thousands((ids.len() - MAX_CLUSTER_MEMBERS) as u64)
-            );
-        }
+        push_more(out, ids.len(), MAX_CLUSTER_MEMBERS);
         out.push_str("</ul></li>\n");
     }
     out.push_str("</ol>\n");
@@ -723,14 +717,24 @@ fn skipped(out: &mut String, skips: &[Skip]) {
         push_text(out, &printable(&s.reason), false);
         out.push_str("</li>\n");
     }
-    if skips.len() > MAX_SKIPS {
-        let _ = writeln!(
-            out,
-            "<li class=\"more\">and {} more</li>",
-            thousands((skips.len() - MAX_SKIPS) as u64)
-        );
+    if push_more(out, skips.len(), MAX_SKIPS) {
+        out.push('\n');
     }
     out.push_str("</ul>\n</section>\n");
+}
+
+/// The list item saying how many of `len` items a list of at most `max` left out; false (and
+/// nothing written) when none was.
+fn push_more(out: &mut String, len: usize, max: usize) -> bool {
+    if len <= max {
+        return false;
+    }
+    let _ = write!(
+        out,
+        "<li class=\"more\">and {} more</li>",
+        thousands((len - max) as u64)
+    );
+    true
 }
 
 /// One item: its heading (a `<summary>`), then both texts side by side.
@@ -986,16 +990,8 @@ pub(crate) fn push_text(out: &mut String, s: &str, newlines: bool) {
 
 /// Appends an id as [`printable`] shows it, escaped for HTML.
 fn push_id(out: &mut String, id: &str) {
-    for c in printable(id).chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
+    // `printable` leaves no character that `push_text` would mark: only the escaping remains.
+    push_text(out, &printable(id), false);
 }
 
 /// `1234567` as `1,234,567`.
