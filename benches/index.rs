@@ -59,6 +59,7 @@ fn bench(c: &mut Criterion) {
     fs::create_dir(&docs).unwrap();
     let bytes = corpus(&docs);
     let paths = [docs.clone()];
+    let source = ndup::Source::Files(paths.to_vec());
     let pipe = Pipeline::new(ScanConfig::default()).unwrap();
     let params = SigningParams::from_config(pipe.config());
 
@@ -73,13 +74,13 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let _ = fs::remove_file(&db);
             let mut idx = Index::open_or_create(&db, &params).unwrap();
-            idx.build(&pipe, &paths).unwrap().signed
+            idx.build(&pipe, &source).unwrap().signed
         })
     });
     // A second scan of the unchanged tree: every signature comes from the index.
     let cache = tmp.path().join("cache.db");
     let mut idx = Index::open_or_create(&cache, &params).unwrap();
-    idx.build(&pipe, &paths).unwrap();
+    idx.build(&pipe, &source).unwrap();
     g.bench_function("scan_with_index_unchanged", |b| {
         b.iter(|| {
             let corpus = idx.sign_files(&pipe, &paths).unwrap();
@@ -91,7 +92,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.bench_function("index_update_unchanged", |b| {
-        b.iter(|| idx.update(&pipe, &paths).unwrap().read)
+        b.iter(|| idx.update(&pipe, &source).unwrap().read)
     });
     g.finish();
 

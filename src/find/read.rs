@@ -57,8 +57,13 @@ pub(crate) trait Sketcher: Sync {
         None
     }
 
-    /// Why reading must stop early, if it must: the documents not yet read are then passed
-    /// over, and the loop returns this error. Once it says so, it must keep saying so.
+    /// A record's sketch from its text alone, when that is enough, before the text is
+    /// normalized (it then counts its bytes all the same): the index keeps the signature of a
+    /// text it holds already. By default nothing is known.
+    fn known_record(&self, _raw: &Raw<'_>) -> Option<Self::Sketch> {
+        None
+    }
+
     /// Sketches of a fixed number of `u32`s (signatures) give that number: the loop then has
     /// each file's sketch written straight into its row of one flat array ([`Corpus::rows`]),
     /// with no allocation per document. Why: a vector per document, concatenated at the end,
@@ -73,6 +78,8 @@ pub(crate) trait Sketcher: Sync {
         unreachable!("sketch_row is called only for a sketcher with a row width")
     }
 
+    /// Why reading must stop early, if it must: the documents not yet read are then passed
+    /// over, and the loop returns this error. Once it says so, it must keep saying so.
     fn halted(&self) -> Option<Error> {
         None
     }
@@ -87,6 +94,12 @@ pub(crate) trait Sketcher: Sync {
     /// naming two documents alike would be ambiguous. Deduplication knows records by position.
     fn unique_ids(&self) -> bool {
         true
+    }
+
+    /// True when a record without an id is named `source:line` even when one source is read:
+    /// the index reads the sources that changed, and a record's name must not depend on them.
+    fn names_by_source(&self) -> bool {
+        false
     }
 }
 
@@ -479,6 +492,9 @@ impl Pipeline {
         let inputs = &records::expand_datasets(inputs);
         let fields = self.config.input.records.fields();
         let mut ids = Ids::new(inputs.len(), sketcher.unique_ids());
+        if sketcher.names_by_source() {
+            ids = ids.named_by_source();
+        }
         let mut corpus = Corpus::default();
         let fingerprints = sketcher.fingerprints();
         let spool = self.may_reload() || sketcher.rereads();
@@ -502,7 +518,13 @@ impl Pipeline {
                                     content: 0,
                                     id_made_up: rec.id.is_none(),
                                 };
-                                (rec.id, self.prepare(&raw, sketcher, s))
+                                let outcome = match sketcher.known_record(&raw) {
+                                    Some(known) => {
+                                        Outcome::Sketched(known, raw.text.len() as u64, 0)
+                                    }
+                                    None => self.prepare(&raw, sketcher, s),
+                                };
+                                (rec.id, outcome)
                             }
                         })
                     })

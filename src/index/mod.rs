@@ -7,11 +7,15 @@
 //! with the `sqlite3` shell. The schema:
 //!
 //! - `meta(key, value)`: `format_version`, `ndup_version`, `params` (the JSON of
-//!   [`SigningParams`]) and `fingerprint` (a hash of those parameters);
+//!   [`SigningParams`]), `fingerprint` (a hash of those parameters) and, once records are
+//!   indexed, `records` (the JSON of the id and text fields they were read with);
 //! - `doc`: one row per document: `name` (its id), `path` (absolute, to read it again for exact
-//!   verification), `kind` (`text`, `empty` or `binary`), `size`, `mtime_ns`, `indexed_ns` (when it
-//!   was last looked at), `content_hash` (xxh3-128 of the raw bytes), `text_bytes`, `signature`
-//!   (little-endian u32 slots) and `bands` (its little-endian u64 band hashes);
+//!   verification: the file, or the JSON-lines or Parquet file of a record), `kind` (`text`,
+//!   `empty` or `binary`), `size`, `mtime_ns` (of the file), `indexed_ns` (when it was last looked
+//!   at), `content_hash` (xxh3-128 of a file's raw bytes, of a record's text), `text_bytes`,
+//!   `signature` (little-endian u32 slots), `bands` (its little-endian u64 band hashes), and for a
+//!   record `record_line` (its line, or row, from 1) and `record_offset` (the byte offset of its
+//!   line in the decompressed stream, or its row number), both null for a file;
 //! - `band(band, hash, doc)`: the LSH buckets, keyed for lookup by `(band, hash)`.
 //!
 //! The header's `application_id` is "ndup" and its `user_version` the format version, so a foreign
@@ -25,7 +29,8 @@
 //!
 //! Change detection is that of `git` and `rsync`: a file whose size and modification time match
 //! its row is unchanged and not even read; otherwise its content hash decides whether it must be
-//! signed again. A file modified within `RACY_WINDOW_NS` of the moment it was indexed could have
+//! signed again. A JSON-lines or Parquet file is read again whole when its size or mtime changed,
+//! and each of its records is then kept, rewritten or added by its id and the hash of its text. A file modified within `RACY_WINDOW_NS` of the moment it was indexed could have
 //! changed again within the same clock tick, so it is always re-hashed (git's "racily clean"
 //! entries).
 
@@ -41,10 +46,13 @@ use serde::Serialize;
 
 use crate::candidates::lsh::band_hash;
 use crate::error::{Error, Result};
+use crate::error::{Param, Piece, Problem};
 pub use crate::find::params::SigningParams;
 use crate::model::Skip;
+use crate::source::records::RecordOptions;
 
 pub use query::{Match, QueryDoc, QueryReport, QuerySource, QueryStats};
+pub use sync::check_source;
 
 /// `PRAGMA application_id` of an ndup index: the bytes "ndup".
 pub(crate) const APPLICATION_ID: i32 = 0x6E64_7570;
@@ -52,8 +60,12 @@ pub(crate) const APPLICATION_ID: i32 = 0x6E64_7570;
 /// The index format (`PRAGMA user_version` and `meta.format_version`). Bumped when the schema or
 /// the meaning of a column changes. 2: FSS and OPH signatures take round 0 from the shingle
 /// hashes' own bits, and classic MinHash permutes 32-bit fingerprints, so signatures stored by
-/// format 1 no longer match new ones.
-pub(crate) const INDEX_FORMAT_VERSION: i64 = 2;
+/// format 1 no longer match new ones. 3: records, with the `record_line` and `record_offset`
+/// columns; a format 2 index is read as it is and upgraded by the first command that writes it.
+pub(crate) const INDEX_FORMAT_VERSION: i64 = 3;
+
+/// The oldest format read: format 2 lacks only the record columns, which it would hold as null.
+const OLDEST_READ: i64 = 2;
 
 /// A file modified less than this before it was indexed is re-hashed on every update, because a
 /// second change within the file system's timestamp granularity would not show in its mtime.
@@ -90,7 +102,9 @@ CREATE TABLE doc (
     content_hash BLOB NOT NULL,
     text_bytes   INTEGER NOT NULL,
     signature    BLOB,
-    bands        BLOB
+    bands        BLOB,
+    record_line   INTEGER,
+    record_offset INTEGER
 );
 CREATE TABLE band (
     band INTEGER NOT NULL,
@@ -131,6 +145,10 @@ impl Kind {
 #[derive(Debug, Clone)]
 struct Stored {
     rowid: i64,
+    /// Where it was read: the file, or a record's file (see [`crate::source::files::display_id`]).
+    path: String,
+    /// True for a record of a JSON-lines or Parquet file.
+    record: bool,
     kind: Kind,
     size: u64,
     mtime_ns: i64,
@@ -175,14 +193,20 @@ pub struct SyncReport {
     pub unchanged: u64,
     /// Documents removed from the index.
     pub removed: u64,
-    /// Files read (and hashed) because they were new or their size or mtime changed.
+    /// Documents read (and hashed) because they were new or their file's size or mtime changed:
+    /// files, and every record of such a JSON-lines or Parquet file.
     pub read: u64,
-    /// Documents normalized, shingled and signed.
+    /// Documents normalized, shingled and signed (a record whose text is indexed already takes
+    /// that row's signature).
     pub signed: u64,
     /// Binary files met among the files read.
     pub skipped_binary: u64,
     /// Files that could not be read (they keep their previous row, if any).
     pub skipped_unreadable: u64,
+    /// Records skipped as malformed (not JSON, no text, a duplicate id).
+    pub skipped_malformed: u64,
+    /// Records longer than the line limit.
+    pub skipped_too_large: u64,
     /// What was skipped, sorted by id.
     #[serde(skip)]
     pub skipped: Vec<Skip>,
@@ -210,6 +234,10 @@ pub struct Index {
     path: PathBuf,
     params: SigningParams,
     fingerprint: String,
+    /// The format of the file: older than the current one only when opened for reading.
+    format: i64,
+    /// The fields its records were read with, once it holds records.
+    records: Option<RecordFields>,
 }
 
 /// Maps a SQLite error to the library's error for the index at `path`.
@@ -263,8 +291,8 @@ fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
 enum Header {
     /// No schema at all: a new or empty file, ready to become an index.
     Blank,
-    /// An ndup index.
-    Ndup,
+    /// An ndup index, of this format.
+    Ndup(i64),
 }
 
 fn inspect(conn: &Connection, path: &Path) -> Result<Header> {
@@ -279,14 +307,14 @@ fn inspect(conn: &Connection, path: &Path) -> Result<Header> {
         .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
         .map_err(&err)?;
     if app == APPLICATION_ID {
-        if version != INDEX_FORMAT_VERSION {
+        if !(OLDEST_READ..=INDEX_FORMAT_VERSION).contains(&version) {
             return Err(Error::IndexVersion {
                 path: path.to_path_buf(),
                 found: version,
                 supported: INDEX_FORMAT_VERSION,
             });
         }
-        return Ok(Header::Ndup);
+        return Ok(Header::Ndup(version));
     }
     if app == 0 && version == 0 && objects == 0 {
         return Ok(Header::Blank);
@@ -301,20 +329,29 @@ fn inspect(conn: &Connection, path: &Path) -> Result<Header> {
     })
 }
 
-/// Reads and checks the `meta` table.
-fn read_meta(conn: &Connection, path: &Path) -> Result<(SigningParams, String)> {
-    check_tables(conn, path)?;
-    let get = |key: &str| -> Result<String> {
+/// What the `meta` table says.
+struct Meta {
+    params: SigningParams,
+    fingerprint: String,
+    records: Option<RecordFields>,
+}
+
+/// Reads and checks the `meta` table of an index of format `version`.
+fn read_meta(conn: &Connection, path: &Path, version: i64) -> Result<Meta> {
+    check_tables(conn, path, version)?;
+    let find = |key: &str| -> Result<Option<String>> {
         conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()
-            .map_err(db(path))?
-            .ok_or_else(|| corrupt(path, format!("meta has no {key}")))
+            .map_err(db(path))
     };
-    let version = get("format_version")?;
-    if version != INDEX_FORMAT_VERSION.to_string() {
+    let get = |key: &str| -> Result<String> {
+        find(key)?.ok_or_else(|| corrupt(path, format!("meta has no {key}")))
+    };
+    let stored = get("format_version")?;
+    if stored != version.to_string() {
         return Err(corrupt(
             path,
-            format!("meta format_version {version} does not match the file header"),
+            format!("meta format_version {stored} does not match the file header"),
         ));
     }
     let params: SigningParams = serde_json::from_str(&get("params")?)
@@ -326,10 +363,79 @@ fn read_meta(conn: &Connection, path: &Path) -> Result<(SigningParams, String)> 
             "the parameters do not match their fingerprint",
         ));
     }
-    Ok((params, fingerprint))
+    let records = find("records")?
+        .map(|json| {
+            serde_json::from_str(&json)
+                .map_err(|e| corrupt(path, format!("unreadable record fields: {e}")))
+        })
+        .transpose()?;
+    Ok(Meta {
+        params,
+        fingerprint,
+        records,
+    })
 }
 
-/// The columns of each table, as [`SCHEMA`] creates them.
+/// The fields the records of an index were read with: kept with it, to read them again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub(crate) struct RecordFields {
+    id_field: String,
+    text_field: String,
+}
+
+impl RecordFields {
+    fn of(opts: &RecordOptions) -> Self {
+        RecordFields {
+            id_field: opts.id_field.clone(),
+            text_field: opts.text_field.clone(),
+        }
+    }
+
+    /// The options that read the records again.
+    fn options(&self) -> RecordOptions {
+        RecordOptions {
+            id_field: self.id_field.clone(),
+            text_field: self.text_field.clone(),
+            ..RecordOptions::default()
+        }
+    }
+
+    /// Fails with [`Error::IndexParams`] unless `run` reads records as the index at `path` did.
+    fn require(&self, path: &Path, run: &RecordFields) -> Result<()> {
+        let mut pieces: Vec<Piece> = Vec::new();
+        for (param, built, now) in [
+            (Param::IdField, &self.id_field, &run.id_field),
+            (Param::TextField, &self.text_field, &run.text_field),
+        ] {
+            if built != now {
+                let lead = if pieces.is_empty() {
+                    "records were indexed with "
+                } else {
+                    "; with "
+                };
+                pieces.extend([
+                    lead.into(),
+                    param.into(),
+                    format!(" `{built}`, this run uses ").into(),
+                    param.into(),
+                    format!(" `{now}`").into(),
+                ]);
+            }
+        }
+        if pieces.is_empty() {
+            return Ok(());
+        }
+        Err(Error::IndexParams {
+            path: path.to_path_buf(),
+            differences: Problem::new(pieces),
+        })
+    }
+}
+
+/// The columns format 3 added at the end of the `doc` table.
+const RECORD_COLUMNS: [&str; 2] = ["record_line", "record_offset"];
+
+/// The columns of each table, as [`SCHEMA`] creates them (but for [`RECORD_COLUMNS`]).
 const TABLES: [(&str, &[&str]); 3] = [
     ("meta", &["key", "value"]),
     (
@@ -354,7 +460,7 @@ const TABLES: [(&str, &[&str]); 3] = [
 /// Checks that the tables the commands use are there with their columns, so a damaged or
 /// tampered schema is reported as such when the index is opened, not as an SQL error in the
 /// middle of a command.
-fn check_tables(conn: &Connection, path: &Path) -> Result<()> {
+fn check_tables(conn: &Connection, path: &Path, version: i64) -> Result<()> {
     let mut st = conn
         .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")
         .map_err(db(path))?;
@@ -365,6 +471,10 @@ fn check_tables(conn: &Connection, path: &Path) -> Result<()> {
             .map_err(db(path))?;
         if columns.is_empty() {
             return Err(corrupt(path, format!("the {table} table is missing")));
+        }
+        let mut expected = expected.to_vec();
+        if table == "doc" && version >= 3 {
+            expected.extend(RECORD_COLUMNS);
         }
         if columns != expected {
             return Err(corrupt(
@@ -377,13 +487,24 @@ fn check_tables(conn: &Connection, path: &Path) -> Result<()> {
 }
 
 fn write_meta(conn: &Connection, path: &Path, params: &SigningParams) -> Result<()> {
-    let json = serde_json::to_string(params).expect("parameters serialize");
-    for (k, v) in [
-        ("format_version", INDEX_FORMAT_VERSION.to_string()),
-        ("ndup_version", env!("CARGO_PKG_VERSION").to_string()),
-        ("params", json),
-        ("fingerprint", params.fingerprint()),
-    ] {
+    set_meta(
+        conn,
+        path,
+        &[
+            ("format_version", INDEX_FORMAT_VERSION.to_string()),
+            ("ndup_version", env!("CARGO_PKG_VERSION").to_string()),
+            (
+                "params",
+                serde_json::to_string(params).expect("parameters serialize"),
+            ),
+            ("fingerprint", params.fingerprint()),
+        ],
+    )
+}
+
+/// Writes these `meta` entries.
+fn set_meta(conn: &Connection, path: &Path, entries: &[(&str, String)]) -> Result<()> {
+    for (k, v) in entries {
         conn.execute(
             "INSERT INTO meta(key, value) VALUES (?1, ?2)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -392,6 +513,46 @@ fn write_meta(conn: &Connection, path: &Path, params: &SigningParams) -> Result<
         .map_err(db(path))?;
     }
     Ok(())
+}
+
+/// Runs `f` in an `IMMEDIATE` transaction: committed when it succeeds, rolled back otherwise.
+fn immediately(conn: &Connection, path: &Path, f: impl FnOnce() -> Result<()>) -> Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(db(path))?;
+    match f() {
+        Ok(()) => conn.execute_batch("COMMIT").map_err(db(path)),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// Brings an index of an older format to the current one, unless another process did it first:
+/// format 2 gets the record columns, null for the files it holds.
+fn upgrade(conn: &Connection, path: &Path) -> Result<()> {
+    immediately(conn, path, || {
+        let Header::Ndup(version) = inspect(conn, path)? else {
+            return Ok(());
+        };
+        if version == INDEX_FORMAT_VERSION {
+            return Ok(());
+        }
+        read_meta(conn, path, version)?;
+        for column in RECORD_COLUMNS {
+            conn.execute_batch(&format!("ALTER TABLE doc ADD COLUMN {column} INTEGER"))
+                .map_err(db(path))?;
+        }
+        conn.pragma_update(None, "user_version", INDEX_FORMAT_VERSION)
+            .map_err(db(path))?;
+        set_meta(
+            conn,
+            path,
+            &[
+                ("format_version", INDEX_FORMAT_VERSION.to_string()),
+                ("ndup_version", env!("CARGO_PKG_VERSION").to_string()),
+            ],
+        )
+    })
 }
 
 fn connect(path: &Path, flags: OpenFlags) -> Result<Connection> {
@@ -611,21 +772,31 @@ impl Index {
             Some(flags) => connect(path, flags)?,
             None => connect_read_only(path)?,
         };
-        match inspect(&conn, path)? {
-            Header::Ndup => {}
+        let mut format = match inspect(&conn, path)? {
+            Header::Ndup(format) => format,
             Header::Blank => {
                 return Err(Error::NotAnIndex {
                     path: path.to_path_buf(),
                     reason: "an empty file".into(),
                 });
             }
+        };
+        if flags.is_some() && format < INDEX_FORMAT_VERSION {
+            upgrade(&conn, path)?;
+            format = INDEX_FORMAT_VERSION;
         }
-        let (params, fingerprint) = read_meta(&conn, path)?;
+        Self::with_meta(conn, path, format)
+    }
+
+    fn with_meta(conn: Connection, path: &Path, format: i64) -> Result<Index> {
+        let meta = read_meta(&conn, path, format)?;
         Ok(Index {
             conn,
             path: path.to_path_buf(),
-            params,
-            fingerprint,
+            params: meta.params,
+            fingerprint: meta.fingerprint,
+            format,
+            records: meta.records,
         })
     }
 
@@ -652,21 +823,17 @@ impl Index {
             }
             Self::create_schema(&conn, path, params)?;
         }
-        let (params, fingerprint) = read_meta(&conn, path)?;
-        Ok(Index {
-            conn,
-            path: path.to_path_buf(),
-            params,
-            fingerprint,
-        })
+        if matches!(inspect(&conn, path)?, Header::Ndup(v) if v < INDEX_FORMAT_VERSION) {
+            upgrade(&conn, path)?;
+        }
+        Self::with_meta(conn, path, INDEX_FORMAT_VERSION)
     }
 
     /// Writes the schema in one transaction, unless another process did it first.
     fn create_schema(conn: &Connection, path: &Path, params: &SigningParams) -> Result<()> {
-        conn.execute_batch("BEGIN IMMEDIATE").map_err(db(path))?;
-        let result = (|| {
+        immediately(conn, path, || {
             // Another process may have created the index while this one waited for the lock.
-            if let Header::Ndup = inspect(conn, path)? {
+            if let Header::Ndup(_) = inspect(conn, path)? {
                 return Ok(());
             }
             conn.pragma_update(None, "application_id", APPLICATION_ID)
@@ -675,14 +842,7 @@ impl Index {
                 .map_err(db(path))?;
             conn.execute_batch(SCHEMA).map_err(db(path))?;
             write_meta(conn, path, params)
-        })();
-        match result {
-            Ok(()) => conn.execute_batch("COMMIT").map_err(db(path)),
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
-        }
+        })
     }
 
     /// The index file.
@@ -750,6 +910,7 @@ mod tests {
     use crate::find::config::ScanConfig;
     use crate::find::config::SignatureConfig;
     use crate::sim::jaccard;
+    use crate::source::Source;
     use std::time::Duration;
 
     /// Deterministic text of `n` words from a vocabulary of made-up words.
@@ -890,7 +1051,12 @@ mod tests {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
         )
         .unwrap();
-        assert_eq!(read_meta(&conn, &file).unwrap().0, p);
+        assert_eq!(
+            read_meta(&conn, &file, INDEX_FORMAT_VERSION)
+                .unwrap()
+                .params,
+            p
+        );
         // And writes nothing.
         assert!(conn.execute_batch("CREATE TABLE t(x)").is_err());
     }
@@ -906,7 +1072,7 @@ mod tests {
         let pipe = pipeline();
         let db = dir.path().join("i.db");
         let mut idx = Index::open_or_create(&db, &params_of(pipe.config())).unwrap();
-        let paths = [corpus.clone()];
+        let paths = Source::Files(vec![corpus.clone()]);
         let r = idx.build(&pipe, &paths).unwrap();
         assert_eq!((r.added, r.read, r.signed, r.documents), (5, 5, 5, 5));
 
@@ -958,8 +1124,9 @@ mod tests {
         let pipe = pipeline();
         let mut idx =
             Index::open_or_create(&dir.path().join("i.db"), &params_of(pipe.config())).unwrap();
-        idx.add(&pipe, std::slice::from_ref(&doc)).unwrap();
-        let r = idx.add(&pipe, std::slice::from_ref(&doc)).unwrap();
+        let doc = Source::Files(vec![doc]);
+        idx.add(&pipe, &doc).unwrap();
+        let r = idx.add(&pipe, &doc).unwrap();
         assert_eq!((r.read, r.signed, r.unchanged), (1, 0, 1));
     }
 
@@ -1020,7 +1187,8 @@ mod tests {
         let pipe = Pipeline::new(config).unwrap();
         let db = dir.path().join("i.db");
         let mut idx = Index::open_or_create(&db, &params_of(pipe.config())).unwrap();
-        idx.build(&pipe, &[dir.path().to_path_buf()]).unwrap();
+        idx.build(&pipe, &Source::Files(vec![dir.path().to_path_buf()]))
+            .unwrap();
         let idx = Index::open_read_only(&db).unwrap();
         let q = |id: &str, source: QuerySource| QueryDoc {
             id: id.into(),
@@ -1048,5 +1216,189 @@ mod tests {
         let top = idx.query(&pipe, &docs[1..], Some(1)).unwrap();
         assert_eq!(top.matches.len(), 1);
         assert_eq!(top.matches[0].indexed, name("copy.txt"));
+    }
+
+    /// A JSON-lines corpus of records `r{i}`, one per line, dated an hour back.
+    fn write_records(path: &Path, texts: &[(String, String)]) {
+        let lines: Vec<String> = texts
+            .iter()
+            .map(|(id, t)| serde_json::json!({"id": id, "text": t}).to_string() + "\n")
+            .collect();
+        write_old(path, &lines.concat());
+    }
+
+    fn records_config(verify: crate::verify::VerifyMode) -> Pipeline {
+        Pipeline::new(ScanConfig {
+            verify,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn records_are_indexed_and_updated_by_id_and_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("c.jsonl");
+        let mut texts: Vec<(String, String)> =
+            (0..10).map(|i| (format!("r{i}"), text(i, 150))).collect();
+        write_records(&corpus, &texts);
+        let pipe = pipeline();
+        let mut idx =
+            Index::open_or_create(&dir.path().join("i.db"), &params_of(pipe.config())).unwrap();
+        let source = Source::Records(vec![corpus.clone()]);
+        let r = idx.build(&pipe, &source).unwrap();
+        assert_eq!((r.added, r.read, r.signed, r.documents), (10, 10, 10, 10));
+        // The file did not change: not read.
+        let r = idx.update(&pipe, &source).unwrap();
+        assert_eq!((r.unchanged, r.read, r.signed, r.seen), (10, 0, 0, 10));
+
+        // One record edited, one deleted, one appended: the file is read, and only the two new
+        // texts are signed.
+        texts[3].1 = text(103, 150);
+        texts.remove(5);
+        texts.push(("r10".into(), text(10, 150)));
+        write_records(&corpus, &texts);
+        let r = idx.update(&pipe, &source).unwrap();
+        assert_eq!(
+            (r.added, r.updated, r.unchanged, r.removed, r.read, r.signed),
+            (1, 1, 8, 1, 10, 2)
+        );
+        assert_eq!(r.documents, 10);
+
+        // The rows are those of a fresh build, where each record now is.
+        let rows = |idx: &Index| -> Vec<(String, i64, Vec<u8>)> {
+            let mut st = idx
+                .conn
+                .prepare("SELECT name, record_line, signature FROM doc ORDER BY name")
+                .unwrap();
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect()
+        };
+        let mut fresh =
+            Index::open_or_create(&dir.path().join("j.db"), &params_of(pipe.config())).unwrap();
+        fresh.build(&pipe, &source).unwrap();
+        assert_eq!(rows(&idx), rows(&fresh));
+
+        // A text moved to a new id takes the signature already indexed: nothing is signed.
+        texts[0].0 = "renamed".into();
+        write_records(&corpus, &texts);
+        let r = idx.update(&pipe, &source).unwrap();
+        assert_eq!((r.added, r.removed, r.signed), (1, 1, 0));
+    }
+
+    #[test]
+    fn records_are_read_again_for_exact_verification() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("c.jsonl");
+        let base = text(7, 300);
+        let texts = vec![
+            ("a".to_string(), base.clone()),
+            ("b".to_string(), text(8, 300)),
+        ];
+        write_records(&corpus, &texts);
+        let pipe = records_config(crate::verify::VerifyMode::Exact);
+        let db = dir.path().join("i.db");
+        let mut idx = Index::open_or_create(&db, &params_of(pipe.config())).unwrap();
+        idx.build(&pipe, &Source::Records(vec![corpus.clone()]))
+            .unwrap();
+        let edited = base.replacen("w", "x", 2);
+        let q = [QueryDoc {
+            id: "q".into(),
+            source: QuerySource::Text(edited.clone()),
+        }];
+        let idx = Index::open_read_only(&db).unwrap();
+        let r = idx.query(&pipe, &q, None).unwrap();
+        assert_eq!(r.matches.len(), 1, "{:?}", r.matches);
+        assert_eq!(r.matches[0].indexed, "a");
+        let exact = jaccard(&pipe.shingle_set(&base), &pipe.shingle_set(&edited));
+        assert_eq!(r.matches[0].jaccard, Some(exact));
+        assert!(r.skipped.is_empty());
+
+        // Record a's text changed since: the estimate decides, and the skip says why.
+        let moved = vec![
+            ("b".to_string(), text(8, 300)),
+            ("a".to_string(), text(9, 300)),
+        ];
+        write_records(&corpus, &moved);
+        let r = idx.query(&pipe, &q, None).unwrap();
+        assert_eq!(r.matches[0].jaccard, None);
+        assert_eq!(r.skipped.len(), 1);
+        assert!(
+            r.skipped[0].reason.contains("changed since it was indexed"),
+            "{:?}",
+            r.skipped
+        );
+    }
+
+    #[test]
+    fn records_need_the_fields_they_were_indexed_with_and_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("c.jsonl");
+        write_records(&corpus, &[("a".into(), text(1, 50))]);
+        let pipe = pipeline();
+        let mut idx =
+            Index::open_or_create(&dir.path().join("i.db"), &params_of(pipe.config())).unwrap();
+        let source = Source::Records(vec![corpus.clone()]);
+        idx.build(&pipe, &source).unwrap();
+        let mut config = ScanConfig::default();
+        config.input.records.text_field = "body".into();
+        let other = Pipeline::new(config).unwrap();
+        let e = idx.add(&other, &source).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: records were indexed with text_field `text`, this run uses text_field \
+                 `body`; use the same parameters, or build the index again",
+                dir.path().join("i.db").display()
+            )
+        );
+        // A build starts afresh, with the new fields.
+        assert!(idx.build(&other, &source).is_ok());
+        let e = idx
+            .add(&pipe, &Source::Records(vec![PathBuf::from("-")]))
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("standard input cannot be indexed"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_format_2_index_is_read_and_upgraded_by_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = dir.path().join("d.txt");
+        write_old(&doc, &text(3, 100));
+        let pipe = pipeline();
+        let db = dir.path().join("i.db");
+        let mut idx = Index::open_or_create(&db, &params_of(pipe.config())).unwrap();
+        idx.build(&pipe, &Source::Files(vec![doc.clone()])).unwrap();
+        drop(idx);
+        // What format 2 wrote.
+        Connection::open(&db)
+            .unwrap()
+            .execute_batch(
+                "ALTER TABLE doc DROP COLUMN record_line; ALTER TABLE doc DROP COLUMN record_offset;
+                 PRAGMA user_version = 2; UPDATE meta SET value = '2' WHERE key = 'format_version';",
+            )
+            .unwrap();
+        let q = [QueryDoc {
+            id: "-".into(),
+            source: QuerySource::Text(text(3, 100)),
+        }];
+        let read = Index::open_read_only(&db).unwrap();
+        assert_eq!(read.format, 2);
+        assert_eq!(read.query(&pipe, &q, None).unwrap().matches.len(), 1);
+        drop(read);
+        let mut idx = Index::open(&db).unwrap();
+        assert_eq!(idx.format, INDEX_FORMAT_VERSION);
+        let r = idx.update(&pipe, &Source::Files(vec![doc])).unwrap();
+        assert_eq!((r.unchanged, r.read), (1, 0));
+        let version: i64 = idx
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, INDEX_FORMAT_VERSION);
     }
 }

@@ -18,6 +18,7 @@ use crate::model::{Skip, SkipKind};
 use crate::sim::jaccard;
 use crate::sketch::minhash::agreement;
 use crate::source::files::{self as input, Entry};
+use crate::source::records::{RecordOptions, RecordSource, parse_record};
 use crate::verify::{Decision, Verifier};
 
 /// Where a query document's text comes from.
@@ -56,6 +57,40 @@ impl QueryDoc {
     }
 }
 
+impl QueryDoc {
+    /// The query documents of JSON-lines and Parquet inputs (`-` is standard input), one per
+    /// record, named as a scan names them, in order; and what was skipped.
+    pub fn from_records(
+        pipeline: &Pipeline,
+        inputs: &[PathBuf],
+    ) -> Result<(Vec<QueryDoc>, Vec<Skip>)> {
+        let corpus = pipeline.read(&crate::source::Source::Records(inputs.to_vec()), &Texts)?;
+        let docs = corpus
+            .documents
+            .into_iter()
+            .zip(corpus.sketches)
+            .map(|(d, text)| QueryDoc {
+                id: d.id,
+                source: QuerySource::Text(text),
+            })
+            .collect();
+        Ok((docs, corpus.skipped))
+    }
+}
+
+/// Keeps each record's text as read: the query signs it, and may read it for exact
+/// verification.
+struct Texts;
+
+impl Sketcher for Texts {
+    type Sketch = String;
+
+    /// Never `None`: an empty record is a query document too.
+    fn sketch(&self, _s: &mut Scratch, raw: &Raw<'_>) -> Option<String> {
+        Some(raw.text.to_owned())
+    }
+}
+
 /// An indexed document similar to a query document.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Match {
@@ -87,6 +122,10 @@ pub struct QueryStats {
     pub skipped_binary: u64,
     /// Query files that could not be read.
     pub skipped_unreadable: u64,
+    /// Query records skipped as malformed (not JSON, no text, a duplicate id).
+    pub skipped_malformed: u64,
+    /// Query records longer than the line limit.
+    pub skipped_too_large: u64,
     /// Bytes of query text.
     pub bytes: u64,
     /// Documents in the index.
@@ -126,6 +165,8 @@ struct Candidate {
     path: PathBuf,
     hash: [u8; 16],
     signature: Vec<u32>,
+    /// For a record of a JSON-lines or Parquet file, its offset there.
+    offset: Option<u64>,
 }
 
 impl Index {
@@ -170,9 +211,13 @@ impl Index {
             let mut lookup = tx
                 .prepare_cached("SELECT doc FROM band WHERE band = ?1 AND hash = ?2")
                 .map_err(&err)?;
-            let mut fetch = tx
-                .prepare_cached("SELECT name, path, content_hash, signature FROM doc WHERE id = ?1")
-                .map_err(&err)?;
+            // Format 2 has no records.
+            let fetch_sql = if self.format >= 3 {
+                "SELECT name, path, content_hash, signature, record_offset FROM doc WHERE id = ?1"
+            } else {
+                "SELECT name, path, content_hash, signature, NULL FROM doc WHERE id = ?1"
+            };
+            let mut fetch = tx.prepare_cached(fetch_sql).map_err(&err)?;
             for (di, (d, outcome)) in docs.iter().zip(outcomes).enumerate() {
                 let (sig, bytes) = match outcome {
                     Outcome::Skipped(skip) => {
@@ -217,11 +262,12 @@ impl Index {
                                         r.get::<_, String>(1)?,
                                         r.get::<_, Vec<u8>>(2)?,
                                         r.get::<_, Option<Vec<u8>>>(3)?,
+                                        r.get::<_, Option<i64>>(4)?,
                                     ))
                                 })
                                 .optional()
                                 .map_err(&err)?;
-                            let (name, file, hash, sig) = cand.ok_or_else(|| {
+                            let (name, file, hash, sig, offset) = cand.ok_or_else(|| {
                                 corrupt(
                                     path,
                                     format!("band rows point at missing document {rowid}"),
@@ -237,18 +283,28 @@ impl Index {
                                 )
                             })?;
                             let signature = check_sig(path, &name, &sig, &self.params)?;
+                            if offset.is_some() && self.records.is_none() {
+                                return Err(corrupt(
+                                    path,
+                                    format!("{name}: a record, but meta has no record fields"),
+                                ));
+                            }
                             candidates.push(Candidate {
                                 name,
                                 path: crate::source::files::path_of_id(&file),
                                 hash,
                                 signature,
+                                offset: offset.map(|o| o as u64),
                             });
                             by_rowid.insert(rowid, candidates.len() - 1);
                             candidates.len() - 1
                         }
                     };
                     let cand = &candidates[c];
-                    if cand.name == d.id || own_path.as_deref() == Some(cand.path.as_path()) {
+                    if cand.name == d.id
+                        || (cand.offset.is_none()
+                            && own_path.as_deref() == Some(cand.path.as_path()))
+                    {
                         continue;
                     }
                     stats.candidates += 1;
@@ -287,10 +343,21 @@ impl Index {
                     (q, set)
                 })
                 .collect();
-            let c_sets: HashMap<usize, std::result::Result<Vec<u64>, Skip>> = cs
+            let (records, files): (Vec<usize>, Vec<usize>) = cs
+                .into_iter()
+                .partition(|&c| candidates[c].offset.is_some());
+            let mut c_sets: HashMap<usize, std::result::Result<Vec<u64>, Skip>> = files
                 .par_iter()
                 .map(|&c| (c, reload_indexed(pipeline, &candidates[c])))
                 .collect();
+            if let Some(fields) = &self.records {
+                c_sets.extend(reload_records(
+                    pipeline,
+                    &fields.options(),
+                    &candidates,
+                    records,
+                ));
+            }
             for &(q, c, estimate) in batch {
                 match (&q_sets[&q], &c_sets[&c]) {
                     (Ok(x), Ok(y)) => {
@@ -342,28 +409,37 @@ impl Index {
                 kept <= top
             });
         }
-        skipped.sort_by(|x, y| x.id.cmp(&y.id));
-        for s in &skipped {
-            // Index inputs are files without size limits or records: every skip that is not
-            // binary is an unreadable file.
-            match s.kind {
-                SkipKind::Binary => stats.skipped_binary += 1,
-                SkipKind::Unreadable | SkipKind::Malformed | SkipKind::TooLarge => {
-                    stats.skipped_unreadable += 1
-                }
-            }
-        }
         stats.queries = queries.len() as u64;
         stats.matches = matches.len() as u64;
         stats.elapsed = start.elapsed();
-        Ok(QueryReport {
+        let mut report = QueryReport {
             params: config.params(),
             fingerprint: self.fingerprint.clone(),
             queries,
             matches,
-            skipped,
+            skipped: Vec::new(),
             stats,
-        })
+        };
+        report.add_skipped(skipped);
+        Ok(report)
+    }
+}
+
+impl QueryReport {
+    /// Adds what was skipped, counted by reason and kept sorted by id: the query's own skips,
+    /// and the caller's while it found the query documents.
+    pub fn add_skipped(&mut self, skipped: Vec<Skip>) {
+        for s in &skipped {
+            let count = match s.kind {
+                SkipKind::Binary => &mut self.stats.skipped_binary,
+                SkipKind::Unreadable => &mut self.stats.skipped_unreadable,
+                SkipKind::Malformed => &mut self.stats.skipped_malformed,
+                SkipKind::TooLarge => &mut self.stats.skipped_too_large,
+            };
+            *count += 1;
+        }
+        self.skipped.extend(skipped);
+        self.skipped.sort_by(|x, y| x.id.cmp(&y.id));
     }
 }
 
@@ -433,6 +509,45 @@ fn reload_skip(id: String, reason: String) -> Skip {
         kind: SkipKind::Unreadable,
         reason: format!("could not be read again for exact verification: {reason}"),
     }
+}
+
+/// The shingle sets of the indexed records `wanted` among `candidates`, read again with one
+/// pass per file; only those whose text is still the one indexed.
+fn reload_records(
+    pipeline: &Pipeline,
+    opts: &RecordOptions,
+    candidates: &[Candidate],
+    mut wanted: Vec<usize>,
+) -> Vec<(usize, std::result::Result<Vec<u64>, Skip>)> {
+    wanted.sort_by_key(|&c| (&candidates[c].path, candidates[c].offset));
+    let fields = opts.fields();
+    let mut out = Vec::with_capacity(wanted.len());
+    for group in wanted.chunk_by(|&a, &b| candidates[a].path == candidates[b].path) {
+        let offsets: Vec<u64> = group
+            .iter()
+            .map(|&c| candidates[c].offset.expect("a record has an offset"))
+            .collect();
+        let lines = RecordSource::for_file(&candidates[group[0]].path, opts)
+            .and_then(|source| source.read_at(&offsets));
+        match lines {
+            Err(e) => out.extend(group.iter().map(|&c| {
+                let reason = crate::model::io_reason(&e);
+                (c, Err(reload_skip(candidates[c].name.clone(), reason)))
+            })),
+            Ok(lines) => out.par_extend(group.par_iter().zip(lines).map(|(&c, line)| {
+                let cand = &candidates[c];
+                let set = match parse_record(&line, &fields) {
+                    Err(reason) => Err(reload_skip(cand.name.clone(), reason)),
+                    Ok(r) if xxh3_128(r.text.as_bytes()).to_be_bytes() != cand.hash => Err(
+                        reload_skip(cand.name.clone(), "it changed since it was indexed".into()),
+                    ),
+                    Ok(r) => Ok(pipeline.shingle_set(&r.text)),
+                };
+                (c, set)
+            })),
+        }
+    }
+    out
 }
 
 /// The shingle set of an indexed document, read again from its file; only when the file still

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use xxhash_rust::xxh3::xxh3_128;
 
 use super::*;
 use crate::find::read::{Outcome, Raw, Sketcher};
@@ -17,7 +18,7 @@ use crate::find::{Phase, Pipeline, Scratch, SignedCorpus};
 use crate::model::SkipKind;
 use crate::source::files as input;
 use crate::source::files::Entry;
-use crate::source::{Document, Origin};
+use crate::source::{Document, Origin, Source};
 
 /// What the index keeps of a file it reads, by the one loop of [`crate::find::read`].
 enum Fresh {
@@ -59,11 +60,31 @@ impl Sketcher for Rows<'_> {
     }
 }
 
-/// A row to write.
-struct NewDoc {
-    kind: Kind,
+/// Where a row's document is, as change detection and reading it again need.
+struct Place {
+    /// The file, or a record's file, absolute (see [`crate::source::files::display_id`]).
+    path: String,
     size: u64,
     mtime_ns: i64,
+    /// A record's line (or row) and offset (see [`crate::source::Origin::Record`]).
+    record: Option<(u64, u64)>,
+}
+
+impl Place {
+    fn of_file(path: &Path, size: u64, mtime_ns: i64) -> Self {
+        Place {
+            path: crate::source::files::display_id(&absolute(path)),
+            size,
+            mtime_ns,
+            record: None,
+        }
+    }
+}
+
+/// A row to write.
+struct NewDoc {
+    place: Place,
+    kind: Kind,
     hash: [u8; 16],
     text_bytes: u64,
     signature: Option<Vec<u32>>,
@@ -186,25 +207,27 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    /// Inserts or replaces the row of `entry`.
-    fn put(&mut self, entry: &Entry, old: Option<i64>, d: &NewDoc) -> Result<()> {
+    /// Inserts or replaces the row of the document `id`.
+    fn put(&mut self, id: &str, old: Option<i64>, d: &NewDoc) -> Result<()> {
         let bands = d
             .signature
             .as_ref()
             .map(|s| bands_of(s, self.params.bands, self.params.rows));
-        let path = crate::source::files::display_id(&absolute(&entry.path));
         let sig = d.signature.as_deref().map(sig_to_blob);
         let band_blob = bands.as_deref().map(bands_to_blob);
+        let (line, offset) = record_columns(&d.place);
         let values = params![
-            path,
+            d.place.path,
             d.kind.name(),
-            d.size as i64,
-            d.mtime_ns,
+            d.place.size as i64,
+            d.place.mtime_ns,
             self.now,
             &d.hash[..],
             d.text_bytes as i64,
             sig,
             band_blob,
+            line,
+            offset,
         ];
         let doc = match old {
             Some(rowid) => {
@@ -214,7 +237,7 @@ impl<'a> Writer<'a> {
                     .prepare_cached(
                         "UPDATE doc SET path = ?1, kind = ?2, size = ?3, mtime_ns = ?4,
                          indexed_ns = ?5, content_hash = ?6, text_bytes = ?7, signature = ?8,
-                         bands = ?9 WHERE id = ?10",
+                         bands = ?9, record_line = ?10, record_offset = ?11 WHERE id = ?12",
                     )
                     .map_err(db(self.path))?;
                 let mut v: Vec<&dyn rusqlite::ToSql> = values.to_vec();
@@ -227,12 +250,12 @@ impl<'a> Writer<'a> {
                     .tx
                     .prepare_cached(
                         "INSERT INTO doc(path, kind, size, mtime_ns, indexed_ns, content_hash,
-                         text_bytes, signature, bands, name)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                         text_bytes, signature, bands, record_line, record_offset, name)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                     )
                     .map_err(db(self.path))?;
                 let mut v: Vec<&dyn rusqlite::ToSql> = values.to_vec();
-                v.push(&entry.id);
+                v.push(&id);
                 st.execute(v.as_slice()).map_err(db(self.path))?;
                 self.tx.last_insert_rowid()
             }
@@ -244,13 +267,26 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    /// Records that the file was looked at again and found unchanged.
-    fn touch(&mut self, rowid: i64, size: u64, mtime_ns: i64) -> Result<()> {
+    /// Records that the document was looked at again and found unchanged, at `place` (a record
+    /// may have moved within its file, or to another).
+    fn touch(&mut self, rowid: i64, place: &Place) -> Result<()> {
+        let (line, offset) = record_columns(place);
         self.tx
             .prepare_cached(
-                "UPDATE doc SET size = ?1, mtime_ns = ?2, indexed_ns = ?3 WHERE id = ?4",
+                "UPDATE doc SET path = ?1, size = ?2, mtime_ns = ?3, indexed_ns = ?4,
+                 record_line = ?5, record_offset = ?6 WHERE id = ?7",
             )
-            .and_then(|mut st| st.execute(params![size as i64, mtime_ns, self.now, rowid]))
+            .and_then(|mut st| {
+                st.execute(params![
+                    place.path,
+                    place.size as i64,
+                    place.mtime_ns,
+                    self.now,
+                    line,
+                    offset,
+                    rowid
+                ])
+            })
             .map_err(db(self.path))?;
         self.wrote();
         Ok(())
@@ -272,6 +308,14 @@ impl<'a> Writer<'a> {
     }
 }
 
+/// The `record_line` and `record_offset` of a row at `place`.
+fn record_columns(place: &Place) -> (Option<i64>, Option<i64>) {
+    match place.record {
+        Some((line, offset)) => (Some(line as i64), Some(offset as i64)),
+        None => (None, None),
+    }
+}
+
 /// Loads every row's change-detection data, keyed by id.
 fn load_stored(
     conn: &Connection,
@@ -280,9 +324,11 @@ fn load_stored(
     with_signatures: bool,
 ) -> Result<HashMap<String, Stored>> {
     let sql = if with_signatures {
-        "SELECT id, name, kind, size, mtime_ns, indexed_ns, content_hash, text_bytes, signature FROM doc"
+        "SELECT id, name, kind, size, mtime_ns, indexed_ns, content_hash, text_bytes, signature,
+         path, record_line IS NOT NULL FROM doc"
     } else {
-        "SELECT id, name, kind, size, mtime_ns, indexed_ns, content_hash, text_bytes, NULL FROM doc"
+        "SELECT id, name, kind, size, mtime_ns, indexed_ns, content_hash, text_bytes, NULL,
+         path, record_line IS NOT NULL FROM doc"
     };
     let err = db(path);
     let mut st = conn.prepare(sql).map_err(&err)?;
@@ -305,6 +351,8 @@ fn load_stored(
         };
         let stored = Stored {
             rowid: r.get(0).map_err(&err)?,
+            path: r.get(9).map_err(&err)?,
+            record: r.get(10).map_err(&err)?,
             kind,
             size: r.get::<_, i64>(3).map_err(&err)? as u64,
             mtime_ns: r.get(4).map_err(&err)?,
@@ -318,23 +366,39 @@ fn load_stored(
     Ok(out)
 }
 
+/// What a sync read of its inputs, before the transaction: files found by the walk, or the
+/// JSON-lines and Parquet files of records.
+enum Inputs {
+    Files(Vec<Entry>, Vec<Skip>),
+    Records(Vec<PathBuf>),
+}
+
+/// What the two kinds of input leave to the end of a sync, besides the rows they wrote.
+struct Synced {
+    /// Rows to remove in [`Mode::Update`], by name.
+    gone: Vec<(String, i64)>,
+    /// The scan cache's corpus.
+    corpus: Option<SignedCorpus>,
+}
+
 impl Index {
-    /// Indexes the documents under `paths`, replacing everything the index held (and its
-    /// parameters), in one transaction.
-    pub fn build(&mut self, pipeline: &Pipeline, paths: &[PathBuf]) -> Result<SyncReport> {
-        Ok(self.sync(pipeline, paths, Mode::Build)?.0)
+    /// Indexes the documents of `source` (files, or JSON-lines and Parquet records), replacing
+    /// everything the index held (and its parameters), in one transaction.
+    pub fn build(&mut self, pipeline: &Pipeline, source: &Source) -> Result<SyncReport> {
+        Ok(self.sync(pipeline, source, Mode::Build)?.0)
     }
 
-    /// Adds the documents under `paths`, or updates them when they changed; nothing is removed.
-    pub fn add(&mut self, pipeline: &Pipeline, paths: &[PathBuf]) -> Result<SyncReport> {
-        Ok(self.sync(pipeline, paths, Mode::Add)?.0)
+    /// Adds the documents of `source`, or updates them when they changed; nothing is removed.
+    pub fn add(&mut self, pipeline: &Pipeline, source: &Source) -> Result<SyncReport> {
+        Ok(self.sync(pipeline, source, Mode::Add)?.0)
     }
 
-    /// Brings the index in line with the documents under `paths`: new ones are added, changed
-    /// ones signed again, and indexed documents under `paths` that no longer exist are removed.
-    /// Only files whose size or mtime changed are read.
-    pub fn update(&mut self, pipeline: &Pipeline, paths: &[PathBuf]) -> Result<SyncReport> {
-        Ok(self.sync(pipeline, paths, Mode::Update)?.0)
+    /// Brings the index in line with the documents of `source`: new ones are added, changed
+    /// ones signed again, and indexed documents that no longer exist are removed (files under
+    /// the given paths; records of the given files, or of the Parquet files of a given
+    /// directory). Only files whose size or mtime changed are read.
+    pub fn update(&mut self, pipeline: &Pipeline, source: &Source) -> Result<SyncReport> {
+        Ok(self.sync(pipeline, source, Mode::Update)?.0)
     }
 
     /// Phase one of a scan with the index as a cache: the same [`SignedCorpus`] as
@@ -342,7 +406,8 @@ impl Index {
     /// and the documents signed are written back to it. `stats.signed` and `stats.cached` say
     /// how many of each.
     pub fn sign_files(&mut self, pipeline: &Pipeline, paths: &[PathBuf]) -> Result<SignedCorpus> {
-        let (_, corpus) = self.sync(pipeline, paths, Mode::Cache)?;
+        let source = Source::Files(paths.to_vec());
+        let (_, corpus) = self.sync(pipeline, &source, Mode::Cache)?;
         Ok(corpus.expect("the cache mode returns the corpus"))
     }
 
@@ -379,16 +444,31 @@ impl Index {
     fn sync(
         &mut self,
         pipeline: &Pipeline,
-        paths: &[PathBuf],
+        source: &Source,
         mode: Mode,
     ) -> Result<(SyncReport, Option<SignedCorpus>)> {
         let start = Instant::now();
+        // Missing paths are reported before any work.
+        check_source(source)?;
         let run = SigningParams::from_config(pipeline.config());
+        let fields = match source {
+            Source::Records(_) => Some(RecordFields::of(&pipeline.config().input.records)),
+            _ => None,
+        };
         if mode != Mode::Build {
             self.require(&run)?;
+            if let (Some(built), Some(now)) = (&self.records, &fields) {
+                built.require(&self.path, now)?;
+            }
         }
-        // Missing paths are reported before any work.
-        let (entries, walk_skips) = input::collect(paths, &pipeline.config().input)?;
+        let inputs = match source {
+            Source::Files(paths) => {
+                let (entries, skips) = input::collect(paths, &pipeline.config().input)?;
+                Inputs::Files(entries, skips)
+            }
+            Source::Records(inputs) => Inputs::Records(record_files(inputs)?),
+            Source::Texts(_) => unreachable!("refused by check_source"),
+        };
         let path = self.path.clone();
         let now = now_ns();
         let tx = self
@@ -398,148 +478,58 @@ impl Index {
         let mut report = SyncReport::default();
         // Another process may have rebuilt the index since it was opened: check again under
         // the write lock.
-        let (stored_params, _) = read_meta(&tx, &path)?;
+        let meta = read_meta(&tx, &path, INDEX_FORMAT_VERSION)?;
+        let mut records = meta.records;
         let stored = if mode == Mode::Build {
             report.removed = count_docs(&tx, &path)?;
-            tx.execute_batch("DELETE FROM band; DELETE FROM doc;")
-                .map_err(db(&path))?;
+            tx.execute_batch(
+                "DELETE FROM band; DELETE FROM doc; DELETE FROM meta WHERE key = 'records';",
+            )
+            .map_err(db(&path))?;
             write_meta(&tx, &path, &run)?;
+            records = None;
             HashMap::new()
         } else {
-            require_params(&path, &stored_params, &run)?;
+            require_params(&path, &meta.params, &run)?;
+            if let (Some(built), Some(now)) = (&records, &fields) {
+                built.require(&path, now)?;
+            }
             load_stored(&tx, &path, &run, mode == Mode::Cache)?
         };
+        if let Some(fields) = &fields
+            && records.is_none()
+        {
+            let json = serde_json::to_string(fields).expect("record fields serialize");
+            set_meta(&tx, &path, &[("records", json)])?;
+            records = Some(fields.clone());
+        }
         tx.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)
             .map_err(db(&path))?;
         let mut w = Writer::new(&tx, &path, &run, now);
-
-        // Stat everything; only what changed is read.
-        report.seen = entries.len() as u64;
-        let mut skipped = walk_skips.clone();
-        let mut work: Vec<(usize, u64, i64)> = Vec::new();
-        // Per entry, for the scan cache: its kind, text bytes and signature.
-        let keep = mode == Mode::Cache;
-        let mut results: Vec<Option<Known>> = vec![None; entries.len()];
-        // Per entry: was it signed in this run (rather than taken from the index)?
-        let mut signed_now = vec![false; entries.len()];
-        let stats: Vec<std::io::Result<fs::Metadata>> =
-            entries.par_iter().map(|e| fs::metadata(&e.path)).collect();
-        for (i, (e, md)) in entries.iter().zip(stats).enumerate() {
-            match md {
-                Err(err) => skipped.push(Skip::unreadable(e.id.clone(), &err)),
-                Ok(md) => {
-                    let (size, mtime) = (md.len(), mtime_ns(&md));
-                    match stored.get(&e.id) {
-                        Some(s) if s.fresh(size, mtime) => {
-                            report.unchanged += 1;
-                            if keep {
-                                results[i] = Some(s.known());
-                            }
-                        }
-                        _ => work.push((i, size, mtime)),
-                    }
-                }
-            }
-        }
-        // Signing (in parallel, a chunk at a time) overlaps with writing the previous chunk,
-        // which SQLite does on this thread.
-        pipeline.progress_phase(Phase::Indexing, Some(work.len() as u64));
-        std::thread::scope(|scope| -> Result<()> {
-            let (send, receive) = std::sync::mpsc::sync_channel::<Vec<Outcome<Fresh>>>(1);
-            let (work, entries) = (&work, &entries);
-            let rows = Rows {
+        let mut skipped = Vec::new();
+        let synced = match (inputs, source) {
+            (Inputs::Files(entries, walk_skips), Source::Files(paths)) => sync_files(
                 pipeline,
-                stored: &stored,
-            };
-            scope.spawn(move || {
-                for chunk in work.chunks(CHUNK) {
-                    let chunk: Vec<&Entry> = chunk.iter().map(|&(i, _, _)| &entries[i]).collect();
-                    let read = pipeline
-                        .read_entries(&chunk, &rows)
-                        .expect("the index never halts reading");
-                    // The writer stopped on an error: nothing more to do.
-                    if send.send(read).is_err() {
-                        break;
-                    }
-                }
-            });
-            for (chunk, read) in work.chunks(CHUNK).zip(receive) {
-                for (&(i, size, mtime_ns), outcome) in chunk.iter().zip(read) {
-                    let e = &entries[i];
-                    let old = stored.get(&e.id);
-                    let (fresh, text_bytes) = match outcome {
-                        Outcome::Skipped(skip) => {
-                            skipped.push(skip);
-                            continue;
-                        }
-                        Outcome::Sketched(fresh, text_bytes, _) => (fresh, text_bytes),
-                        Outcome::Empty(_) => unreachable!("the index keeps every text as a row"),
-                    };
-                    let (kind, hash, signature) = match fresh {
-                        Fresh::Same => {
-                            let s = old.expect("only a stored row can be the same");
-                            report.read += 1;
-                            report.unchanged += 1;
-                            w.touch(s.rowid, size, mtime_ns)?;
-                            if keep {
-                                results[i] = Some(s.known());
-                            }
-                            continue;
-                        }
-                        Fresh::Binary(hash) => (Kind::Binary, hash, None),
-                        Fresh::Text(hash, None) => (Kind::Empty, hash, None),
-                        Fresh::Text(hash, sig) => (Kind::Text, hash, sig),
-                    };
-                    let d = NewDoc {
-                        kind,
-                        size,
-                        mtime_ns,
-                        hash,
-                        text_bytes,
-                        signature,
-                    };
-                    report.read += 1;
-                    if d.kind != Kind::Binary {
-                        report.signed += 1;
-                        signed_now[i] = true;
-                    }
-                    if old.is_some() {
-                        report.updated += 1;
-                    } else {
-                        report.added += 1;
-                    }
-                    w.put(e, old.map(|s| s.rowid), &d)?;
-                    // The scan cache reports every binary file below, read or not.
-                    if d.kind == Kind::Binary && !keep {
-                        skipped.push(binary_skip(&e.id));
-                    }
-                    if keep {
-                        results[i] = Some(Known {
-                            kind: d.kind,
-                            text_bytes: d.text_bytes,
-                            signature: d.signature,
-                        });
-                    }
-                }
-                w.flush()?;
-            }
-            Ok(())
-        })?;
-
+                &mut w,
+                &stored,
+                mode,
+                (entries, walk_skips, paths),
+                &mut report,
+                &mut skipped,
+            )?,
+            (Inputs::Records(files), Source::Records(given)) => sync_records(
+                pipeline,
+                &mut w,
+                &stored,
+                mode,
+                (&files, given),
+                &mut report,
+                &mut skipped,
+            )?,
+            _ => unreachable!("inputs are read from the source"),
+        };
         if mode == Mode::Update {
-            // What disappeared under the given paths goes, except under directories that could
-            // not be read this time.
-            let seen: HashSet<&str> = entries.iter().map(|e| e.id.as_str()).collect();
-            let mut gone: Vec<(&String, i64)> = stored
-                .iter()
-                .filter(|(name, _)| !seen.contains(name.as_str()))
-                .filter(|(name, _)| {
-                    let p = Path::new(name.as_str());
-                    paths.iter().any(|root| p.starts_with(root))
-                        && !walk_skips.iter().any(|s| p.starts_with(&s.id))
-                })
-                .map(|(name, s)| (name, s.rowid))
-                .collect();
+            let mut gone = synced.gone;
             gone.sort();
             for (_, rowid) in gone {
                 w.delete(rowid)?;
@@ -550,64 +540,19 @@ impl Index {
         tx.commit().map_err(db(&path))?;
         self.params = run;
         self.fingerprint = self.params.fingerprint();
-
-        let corpus = keep.then(|| {
-            let mut corpus = SignedCorpus::default();
-            let (mut signed, mut cached) = (0u64, 0u64);
-            for (i, (e, r)) in entries.into_iter().zip(results).enumerate() {
-                let Some(Known {
-                    kind,
-                    text_bytes,
-                    signature: sig,
-                }) = r
-                else {
-                    continue;
-                };
-                let doc = corpus.documents.len() as u32;
-                match kind {
-                    Kind::Binary => {
-                        skipped.push(binary_skip(&e.id));
-                        continue;
-                    }
-                    Kind::Empty => corpus.stats.empty += 1,
-                    Kind::Text => {
-                        corpus
-                            .signatures
-                            .extend_from_slice(sig.as_deref().expect("a text row has a signature"));
-                        corpus.signed.push(doc);
-                    }
-                }
-                corpus.stats.bytes += text_bytes;
-                corpus.documents.push(Document {
-                    id: e.id,
-                    origin: Origin::File(e.path),
-                    empty: kind == Kind::Empty,
-                });
-                if signed_now[i] {
-                    signed += 1;
-                } else {
-                    cached += 1;
-                }
-            }
-            corpus.stats.documents = corpus.documents.len() as u64;
-            corpus.stats.signed = Some(signed);
-            corpus.stats.cached = Some(cached);
-            corpus
-        });
+        self.records = records;
 
         skipped.sort_by(|x, y| x.id.cmp(&y.id));
         for s in &skipped {
-            // Index inputs are files without size limits or records: every skip that is not
-            // binary is an unreadable file.
             match s.kind {
                 SkipKind::Binary => report.skipped_binary += 1,
-                SkipKind::Unreadable | SkipKind::Malformed | SkipKind::TooLarge => {
-                    report.skipped_unreadable += 1
-                }
+                SkipKind::Unreadable => report.skipped_unreadable += 1,
+                SkipKind::Malformed => report.skipped_malformed += 1,
+                SkipKind::TooLarge => report.skipped_too_large += 1,
             }
         }
         report.elapsed = start.elapsed();
-        let corpus = corpus.map(|mut c| {
+        let corpus = synced.corpus.map(|mut c| {
             c.skipped = skipped.clone();
             c.stats.skipped_binary = report.skipped_binary;
             c.stats.skipped_unreadable = report.skipped_unreadable;
@@ -616,4 +561,458 @@ impl Index {
         report.skipped = skipped;
         Ok((report, corpus))
     }
+}
+
+/// Fails unless `source` can be indexed: its paths exist, and it is not standard input (which
+/// has no file to read a record again from, nor a modification time) or texts in memory. The
+/// writing commands check it first; a caller may check it before it opens the index.
+pub fn check_source(source: &Source) -> Result<()> {
+    match source {
+        Source::Files(paths) => paths.iter().try_for_each(|p| input::check_exists(p)),
+        Source::Records(inputs) => record_files(inputs).map(drop),
+        Source::Texts(_) => Err(crate::invalid![
+            "an index reads its documents again from their files: texts in memory cannot be indexed"
+        ]),
+    }
+}
+
+/// The files of record inputs (a directory of Parquet shards is its files).
+fn record_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    if let Some(p) = inputs.iter().find(|p| crate::source::records::is_stdin(p)) {
+        return Err(Error::BadInput {
+            path: p.clone(),
+            reason: "standard input cannot be indexed: the index reads records again from \
+                     their file; save them to a file and index that"
+                .into(),
+        });
+    }
+    let files = crate::source::records::expand_datasets(inputs);
+    crate::source::records::check_inputs(&files)?;
+    Ok(files)
+}
+
+/// Syncs files found by the walk: each stat'ed, and only the changed ones read and signed.
+fn sync_files(
+    pipeline: &Pipeline,
+    w: &mut Writer<'_>,
+    stored: &HashMap<String, Stored>,
+    mode: Mode,
+    (entries, walk_skips, paths): (Vec<Entry>, Vec<Skip>, &[PathBuf]),
+    report: &mut SyncReport,
+    skipped: &mut Vec<Skip>,
+) -> Result<Synced> {
+    // Stat everything; only what changed is read.
+    report.seen = entries.len() as u64;
+    skipped.extend(walk_skips.iter().cloned());
+    let mut work: Vec<(usize, u64, i64)> = Vec::new();
+    // Per entry, for the scan cache: its kind, text bytes and signature.
+    let keep = mode == Mode::Cache;
+    let mut results: Vec<Option<Known>> = vec![None; entries.len()];
+    // Per entry: was it signed in this run (rather than taken from the index)?
+    let mut signed_now = vec![false; entries.len()];
+    let stats: Vec<std::io::Result<fs::Metadata>> =
+        entries.par_iter().map(|e| fs::metadata(&e.path)).collect();
+    for (i, (e, md)) in entries.iter().zip(stats).enumerate() {
+        match md {
+            Err(err) => skipped.push(Skip::unreadable(e.id.clone(), &err)),
+            Ok(md) => {
+                let (size, mtime) = (md.len(), mtime_ns(&md));
+                match stored.get(&e.id) {
+                    Some(s) if !s.record && s.fresh(size, mtime) => {
+                        report.unchanged += 1;
+                        if keep {
+                            results[i] = Some(s.known());
+                        }
+                    }
+                    _ => work.push((i, size, mtime)),
+                }
+            }
+        }
+    }
+    // Signing (in parallel, a chunk at a time) overlaps with writing the previous chunk,
+    // which SQLite does on this thread.
+    pipeline.progress_phase(Phase::Indexing, Some(work.len() as u64));
+    std::thread::scope(|scope| -> Result<()> {
+        let (send, receive) = std::sync::mpsc::sync_channel::<Vec<Outcome<Fresh>>>(1);
+        let (work, entries) = (&work, &entries);
+        let rows = Rows { pipeline, stored };
+        scope.spawn(move || {
+            for chunk in work.chunks(CHUNK) {
+                let chunk: Vec<&Entry> = chunk.iter().map(|&(i, _, _)| &entries[i]).collect();
+                let read = pipeline
+                    .read_entries(&chunk, &rows)
+                    .expect("the index never halts reading");
+                // The writer stopped on an error: nothing more to do.
+                if send.send(read).is_err() {
+                    break;
+                }
+            }
+        });
+        for (chunk, read) in work.chunks(CHUNK).zip(receive) {
+            for (&(i, size, mtime_ns), outcome) in chunk.iter().zip(read) {
+                let e = &entries[i];
+                let old = stored.get(&e.id);
+                let place = Place::of_file(&e.path, size, mtime_ns);
+                let (fresh, text_bytes) = match outcome {
+                    Outcome::Skipped(skip) => {
+                        skipped.push(skip);
+                        continue;
+                    }
+                    Outcome::Sketched(fresh, text_bytes, _) => (fresh, text_bytes),
+                    Outcome::Empty(_) => unreachable!("the index keeps every text as a row"),
+                };
+                let (kind, hash, signature) = match fresh {
+                    Fresh::Same => {
+                        let s = old.expect("only a stored row can be the same");
+                        report.read += 1;
+                        report.unchanged += 1;
+                        w.touch(s.rowid, &place)?;
+                        if keep {
+                            results[i] = Some(s.known());
+                        }
+                        continue;
+                    }
+                    Fresh::Binary(hash) => (Kind::Binary, hash, None),
+                    Fresh::Text(hash, None) => (Kind::Empty, hash, None),
+                    Fresh::Text(hash, sig) => (Kind::Text, hash, sig),
+                };
+                let d = NewDoc {
+                    place,
+                    kind,
+                    hash,
+                    text_bytes,
+                    signature,
+                };
+                report.read += 1;
+                if d.kind != Kind::Binary {
+                    report.signed += 1;
+                    signed_now[i] = true;
+                }
+                if old.is_some() {
+                    report.updated += 1;
+                } else {
+                    report.added += 1;
+                }
+                w.put(&e.id, old.map(|s| s.rowid), &d)?;
+                // The scan cache reports every binary file below, read or not.
+                if d.kind == Kind::Binary && !keep {
+                    skipped.push(binary_skip(&e.id));
+                }
+                if keep {
+                    results[i] = Some(Known {
+                        kind: d.kind,
+                        text_bytes: d.text_bytes,
+                        signature: d.signature,
+                    });
+                }
+            }
+            w.flush()?;
+        }
+        Ok(())
+    })?;
+
+    // What disappeared under the given paths goes, except under directories that could not be
+    // read this time.
+    let gone = if mode == Mode::Update {
+        let seen: HashSet<&str> = entries.iter().map(|e| e.id.as_str()).collect();
+        stored
+            .iter()
+            .filter(|(name, s)| !s.record && !seen.contains(name.as_str()))
+            .filter(|(name, _)| {
+                let p = Path::new(name.as_str());
+                paths.iter().any(|root| p.starts_with(root))
+                    && !walk_skips.iter().any(|s| p.starts_with(&s.id))
+            })
+            .map(|(name, s)| (name.clone(), s.rowid))
+            .collect()
+    } else {
+        Vec::new()
+    };
+
+    let corpus = keep.then(|| {
+        let mut corpus = SignedCorpus::default();
+        let (mut signed, mut cached) = (0u64, 0u64);
+        for (i, (e, r)) in entries.into_iter().zip(results).enumerate() {
+            let Some(Known {
+                kind,
+                text_bytes,
+                signature: sig,
+            }) = r
+            else {
+                continue;
+            };
+            let doc = corpus.documents.len() as u32;
+            match kind {
+                Kind::Binary => {
+                    skipped.push(binary_skip(&e.id));
+                    continue;
+                }
+                Kind::Empty => corpus.stats.empty += 1,
+                Kind::Text => {
+                    corpus
+                        .signatures
+                        .extend_from_slice(sig.as_deref().expect("a text row has a signature"));
+                    corpus.signed.push(doc);
+                }
+            }
+            corpus.stats.bytes += text_bytes;
+            corpus.documents.push(Document {
+                id: e.id,
+                origin: Origin::File(e.path),
+                empty: kind == Kind::Empty,
+            });
+            if signed_now[i] {
+                signed += 1;
+            } else {
+                cached += 1;
+            }
+        }
+        corpus.stats.documents = corpus.documents.len() as u64;
+        corpus.stats.signed = Some(signed);
+        corpus.stats.cached = Some(cached);
+        corpus
+    });
+    Ok(Synced { gone, corpus })
+}
+
+/// What the index keeps of a record it reads: its text's hash and length, and its signature
+/// unless the index holds a row with the same text (whose signature it then reuses).
+struct RecordRow {
+    hash: [u8; 16],
+    text_bytes: u64,
+    /// `None`: a row with this text is indexed; `Some(None)`: no shingle.
+    signature: Option<Option<Vec<u32>>>,
+}
+
+/// The index's sketcher for records: a text the index holds already is not signed again.
+struct RecordRows<'a> {
+    pipeline: &'a Pipeline,
+    /// The content hash of every text or empty row.
+    texts: &'a HashSet<[u8; 16]>,
+}
+
+impl Sketcher for RecordRows<'_> {
+    type Sketch = RecordRow;
+
+    /// Never `None`: an empty record is kept as a row.
+    fn sketch(&self, s: &mut Scratch, raw: &Raw<'_>) -> Option<RecordRow> {
+        Some(RecordRow {
+            hash: xxh3_128(raw.text.as_bytes()).to_be_bytes(),
+            text_bytes: raw.text.len() as u64,
+            signature: Some(self.pipeline.sign_normalized(s)),
+        })
+    }
+
+    fn known_record(&self, raw: &Raw<'_>) -> Option<RecordRow> {
+        let hash = xxh3_128(raw.text.as_bytes()).to_be_bytes();
+        self.texts.contains(&hash).then_some(RecordRow {
+            hash,
+            text_bytes: raw.text.len() as u64,
+            signature: None,
+        })
+    }
+
+    /// Names must not depend on which files changed.
+    fn names_by_source(&self) -> bool {
+        true
+    }
+}
+
+/// Syncs the records of JSON-lines and Parquet files: a file whose size and mtime match its
+/// rows is not read; any other is read whole, and each record's row kept, moved, rewritten or
+/// added by its id and the hash of its text.
+fn sync_records(
+    pipeline: &Pipeline,
+    w: &mut Writer<'_>,
+    stored: &HashMap<String, Stored>,
+    mode: Mode,
+    (files, given): (&[PathBuf], &[PathBuf]),
+    report: &mut SyncReport,
+    skipped: &mut Vec<Skip>,
+) -> Result<Synced> {
+    let mut rows_of: HashMap<&str, Vec<&Stored>> = HashMap::new();
+    for s in stored.values().filter(|s| s.record) {
+        rows_of.entry(s.path.as_str()).or_default().push(s);
+    }
+    // Each file's place (absolute, as rows name it) and stat.
+    let mut stat_of: HashMap<String, (u64, i64)> = HashMap::new();
+    let mut fresh: HashSet<String> = HashSet::new();
+    let mut kept: HashSet<String> = HashSet::new();
+    let mut changed: Vec<PathBuf> = Vec::new();
+    // The name a file's skips carry, to its place.
+    let mut place_of_name: HashMap<String, String> = HashMap::new();
+    for f in files {
+        let at = crate::source::files::display_id(&absolute(f));
+        place_of_name.insert(crate::source::files::display_id(f), at.clone());
+        match fs::metadata(f) {
+            Err(e) => {
+                skipped.push(Skip::unreadable(crate::source::files::display_id(f), &e));
+                kept.insert(at);
+            }
+            Ok(md) => {
+                let (size, mtime) = (md.len(), mtime_ns(&md));
+                let current = rows_of.get(at.as_str()).map_or(0, |rows| {
+                    rows.iter().filter(|s| s.fresh(size, mtime)).count()
+                });
+                if current > 0 {
+                    report.seen += current as u64;
+                    report.unchanged += current as u64;
+                    fresh.insert(at.clone());
+                } else {
+                    changed.push(f.clone());
+                }
+                stat_of.insert(at, (size, mtime));
+            }
+        }
+    }
+
+    pipeline.progress_phase(Phase::Indexing, None);
+    let texts: HashSet<[u8; 16]> = stored
+        .values()
+        .filter(|s| s.kind != Kind::Binary)
+        .map(|s| s.hash)
+        .collect();
+    let sketcher = RecordRows {
+        pipeline,
+        texts: &texts,
+    };
+    let corpus = if changed.is_empty() {
+        Default::default()
+    } else {
+        pipeline.read(&Source::Records(changed), &sketcher)?
+    };
+    // A file that could not be read to its end keeps the rows of the records not read.
+    for s in &corpus.skipped {
+        if let Some(at) = place_of_name.get(&s.id) {
+            kept.insert(at.clone());
+        }
+    }
+    skipped.extend(corpus.skipped);
+    report.seen += corpus.documents.len() as u64;
+    report.read += corpus.documents.len() as u64;
+
+    // The signatures of texts already indexed, read before any row is rewritten.
+    let reused: HashSet<[u8; 16]> = corpus
+        .sketches
+        .iter()
+        .filter(|r| r.signature.is_none())
+        .map(|r| r.hash)
+        .collect();
+    let mut signature_of: HashMap<[u8; 16], Option<Vec<u32>>> = HashMap::new();
+    if !reused.is_empty() {
+        let params = w.params;
+        let mut fetch =
+            w.tx.prepare_cached("SELECT signature FROM doc WHERE id = ?1")
+                .map_err(db(w.path))?;
+        for (name, s) in stored {
+            if reused.contains(&s.hash)
+                && s.kind != Kind::Binary
+                && !signature_of.contains_key(&s.hash)
+            {
+                let blob: Option<Vec<u8>> = fetch
+                    .query_row([s.rowid], |r| r.get(0))
+                    .map_err(db(w.path))?;
+                let sig = match (s.kind, blob) {
+                    (Kind::Text, Some(blob)) => Some(check_sig(w.path, name, &blob, params)?),
+                    _ => None,
+                };
+                signature_of.insert(s.hash, sig);
+            }
+        }
+    }
+
+    let mut seen: HashSet<&str> = HashSet::new();
+    for (k, (doc, row)) in corpus.documents.iter().zip(corpus.sketches).enumerate() {
+        let Origin::Record {
+            source,
+            line,
+            offset,
+            ..
+        } = &doc.origin
+        else {
+            unreachable!("records are read as records")
+        };
+        let file = source.path().expect("index inputs are files");
+        let at = crate::source::files::display_id(&absolute(file));
+        let (size, mtime_ns) = stat_of[&at];
+        let place = Place {
+            path: at,
+            size,
+            mtime_ns,
+            record: Some((*line, *offset)),
+        };
+        seen.insert(doc.id.as_str());
+        let old = stored.get(&doc.id);
+        if let Some(s) = old
+            && s.hash == row.hash
+            && s.kind != Kind::Binary
+        {
+            // The same text: the row keeps its signature, wherever the record now is.
+            if s.record && s.path == place.path {
+                report.unchanged += 1;
+            } else {
+                report.updated += 1;
+            }
+            w.touch(s.rowid, &place)?;
+        } else {
+            let signature = match row.signature {
+                Some(sig) => {
+                    report.signed += 1;
+                    sig
+                }
+                None => signature_of
+                    .get(&row.hash)
+                    .cloned()
+                    .expect("a known text has an indexed row"),
+            };
+            let d = NewDoc {
+                place,
+                kind: if signature.is_some() {
+                    Kind::Text
+                } else {
+                    Kind::Empty
+                },
+                hash: row.hash,
+                text_bytes: row.text_bytes,
+                signature,
+            };
+            if old.is_some() {
+                report.updated += 1;
+            } else {
+                report.added += 1;
+            }
+            w.put(&doc.id, old.map(|s| s.rowid), &d)?;
+        }
+        if k % CHUNK == CHUNK - 1 {
+            w.flush()?;
+        }
+    }
+    w.flush()?;
+
+    // In an update, a record no longer in its file goes: from a file read whole, a row not seen;
+    // from a file not read, a row of an older version of it; and every row of a Parquet file
+    // gone from a given directory.
+    let gone = if mode == Mode::Update {
+        let roots: Vec<PathBuf> = given
+            .iter()
+            .filter(|p| p.is_dir())
+            .map(|p| absolute(p))
+            .collect();
+        stored
+            .iter()
+            .filter(|(_, s)| s.record && !kept.contains(&s.path))
+            .filter(|(name, s)| match stat_of.get(&s.path) {
+                Some(&(size, mtime)) if fresh.contains(&s.path) => !s.fresh(size, mtime),
+                Some(_) => !seen.contains(name.as_str()),
+                None => {
+                    let p = crate::source::files::path_of_id(&s.path);
+                    roots.iter().any(|root| p.starts_with(root))
+                }
+            })
+            .map(|(name, s)| (name.clone(), s.rowid))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Synced { gone, corpus: None })
 }

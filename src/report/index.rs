@@ -133,13 +133,15 @@ fn sync_counts(r: &SyncReport) -> String {
 /// The one-line human summary of an index command, for stderr.
 pub fn sync_summary_line(r: &SyncReport, command: &str) -> String {
     let mut s = format!("ndup index {command}: {}", sync_counts(r));
-    let skipped = r.skipped_binary + r.skipped_unreadable;
-    if skipped > 0 {
-        s += &format!(
-            "; {skipped} skipped ({} binary, {} unreadable)",
-            r.skipped_binary, r.skipped_unreadable
-        );
-    }
+    s += &super::skipped_phrase(
+        "; ",
+        [
+            r.skipped_binary,
+            r.skipped_unreadable,
+            r.skipped_malformed,
+            r.skipped_too_large,
+        ],
+    );
     s + &format!(" in {:.2} s", r.elapsed.as_secs_f64())
 }
 
@@ -153,10 +155,15 @@ pub fn query_summary_line(r: &QueryReport) -> String {
     if st.empty > 0 {
         s += &format!(" ({} empty)", st.empty);
     }
-    let skipped = st.skipped_binary + st.skipped_unreadable;
-    if skipped > 0 {
-        s += &format!(", {skipped} skipped");
-    }
+    s += &super::skipped_phrase(
+        ", ",
+        [
+            st.skipped_binary,
+            st.skipped_unreadable,
+            st.skipped_malformed,
+            st.skipped_too_large,
+        ],
+    );
     s += &format!(", {} candidates", st.candidates);
     if st.exact_checked > 0 {
         s += &format!(" ({} verified exactly)", st.exact_checked);

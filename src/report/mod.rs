@@ -147,6 +147,22 @@ pub fn reported_items(report: &ScanReport, opts: &ReportOptions) -> usize {
     }
 }
 
+/// `N skipped (a binary, b unreadable, c malformed, d too large)` after `lead`, naming only the
+/// reasons that occurred, from the counts in that order; nothing when nothing was skipped.
+pub(crate) fn skipped_phrase(lead: &str, counts: [u64; 4]) -> String {
+    let skipped: u64 = counts.iter().sum();
+    if skipped == 0 {
+        return String::new();
+    }
+    let why: Vec<String> = counts
+        .iter()
+        .zip(["binary", "unreadable", "malformed", "too large"])
+        .filter(|(n, _)| **n > 0)
+        .map(|(n, reason)| format!("{n} {reason}"))
+        .collect();
+    format!("{lead}{skipped} skipped ({})", why.join(", "))
+}
+
 /// The one-line human summary written to stderr, e.g.
 /// `ndup: 12 documents (1 empty), 2 skipped (1 binary, 1 unreadable), 3 candidates, 2 pairs in 0.01 s`.
 ///
@@ -160,26 +176,15 @@ pub fn summary_line(stats: &Stats, clusters: Option<usize>) -> String {
     if stats.empty > 0 {
         s += &format!(" ({} empty)", stats.empty);
     }
-    let skipped = stats.skipped_binary
-        + stats.skipped_unreadable
-        + stats.skipped_malformed
-        + stats.skipped_too_large;
-    if skipped > 0 {
-        let mut why = Vec::new();
-        if stats.skipped_binary > 0 {
-            why.push(format!("{} binary", stats.skipped_binary));
-        }
-        if stats.skipped_unreadable > 0 {
-            why.push(format!("{} unreadable", stats.skipped_unreadable));
-        }
-        if stats.skipped_malformed > 0 {
-            why.push(format!("{} malformed", stats.skipped_malformed));
-        }
-        if stats.skipped_too_large > 0 {
-            why.push(format!("{} too large", stats.skipped_too_large));
-        }
-        s += &format!(", {skipped} skipped ({})", why.join(", "));
-    }
+    s += &skipped_phrase(
+        ", ",
+        [
+            stats.skipped_binary,
+            stats.skipped_unreadable,
+            stats.skipped_malformed,
+            stats.skipped_too_large,
+        ],
+    );
     s += &format!(", {} candidates", stats.candidates);
     if stats.exact_checked > 0 {
         s += &format!(" ({} verified exactly)", stats.exact_checked);

@@ -397,6 +397,10 @@ pub struct QuerySummary {
     pub skipped_binary: u64,
     /// Query files that could not be read.
     pub skipped_unreadable: u64,
+    /// Query records skipped as malformed (not JSON, no text, a duplicate id).
+    pub skipped_malformed: u64,
+    /// Query records longer than the line limit.
+    pub skipped_too_large: u64,
     /// Bytes of query text.
     pub bytes: u64,
     /// Documents in the index.
@@ -419,6 +423,8 @@ impl From<&QueryStats> for QuerySummary {
             empty: st.empty,
             skipped_binary: st.skipped_binary,
             skipped_unreadable: st.skipped_unreadable,
+            skipped_malformed: st.skipped_malformed,
+            skipped_too_large: st.skipped_too_large,
             bytes: st.bytes,
             indexed: st.indexed,
             candidates: st.candidates,
@@ -451,14 +457,20 @@ pub struct IndexSummary<'a> {
     pub unchanged: u64,
     /// Documents removed from the index.
     pub removed: u64,
-    /// Files read (and hashed) because they were new or their size or mtime changed.
+    /// Documents read (and hashed) because they were new or their file's size or mtime
+    /// changed: files, and every record of such a JSON-lines or Parquet file.
     pub read: u64,
-    /// Documents normalized, shingled and signed.
+    /// Documents normalized, shingled and signed (a record whose text is indexed already takes
+    /// that row's signature).
     pub signed: u64,
     /// Binary files met among the files read.
     pub skipped_binary: u64,
     /// Files that could not be read (they keep their previous row, if any).
     pub skipped_unreadable: u64,
+    /// Records skipped as malformed (not JSON, no text, a duplicate id).
+    pub skipped_malformed: u64,
+    /// Records longer than the line limit.
+    pub skipped_too_large: u64,
 }
 
 impl<'a> IndexSummary<'a> {
@@ -477,6 +489,8 @@ impl<'a> IndexSummary<'a> {
             signed: r.signed,
             skipped_binary: r.skipped_binary,
             skipped_unreadable: r.skipped_unreadable,
+            skipped_malformed: r.skipped_malformed,
+            skipped_too_large: r.skipped_too_large,
         }
     }
 }

@@ -310,6 +310,27 @@ impl RecordSource {
         }
     }
 
+    /// The source in the file `path`, to read records of it again by offset (the index keeps
+    /// each record's offset, not the source it was read from): its compression is sniffed
+    /// from its first bytes, as when it was read.
+    pub(crate) fn for_file(path: &Path, opts: &RecordOptions) -> io::Result<RecordSource> {
+        let (compression, _) = decode(Box::new(File::open(path)?))?;
+        Ok(RecordSource {
+            name: crate::source::files::display_id(path),
+            path: Some(path.to_path_buf()),
+            compression,
+            spool: None,
+            reopened: AtomicUsize::new(0),
+            #[cfg(feature = "parquet")]
+            columns: (compression == Compression::Parquet).then(|| Box::new(opts.clone())),
+            #[cfg(not(feature = "parquet"))]
+            columns: {
+                let _ = opts;
+                None
+            },
+        })
+    }
+
     /// The name used in ids and messages: the path as given, or `stdin`.
     pub fn name(&self) -> &str {
         &self.name
@@ -907,6 +928,13 @@ impl Ids {
             unique,
             ..Default::default()
         }
+    }
+
+    /// Names a record without an id `source:line` even when one source is read (the index
+    /// reads some sources at a time, and a name must not depend on which).
+    pub(crate) fn named_by_source(mut self) -> Self {
+        self.prefixed = true;
+        self
     }
 
     /// The id of the record on `line` of `source`, to be the next of `docs`. A refused duplicate

@@ -688,3 +688,112 @@ fn banding_threshold_follow_quiet_and_threads() {
         .collect();
     eqnice!(outputs[0], outputs[1]);
 }
+
+/// A JSON-lines corpus of records with nested ids and `body` texts, an hour old.
+fn write_records(d: &Dir, name: &str, records: &[(&str, String)]) {
+    let lines: Vec<String> = records
+        .iter()
+        .map(|(id, t)| serde_json::json!({"meta": {"id": id}, "body": t}).to_string() + "\n")
+        .collect();
+    write_old(d, name, &lines.concat());
+}
+
+const RECORD_FIELDS: [&str; 4] = ["--id-field", "meta.id", "--text-field", "body"];
+
+#[test]
+fn records_are_indexed_one_by_one_updated_and_queried() {
+    let d = Dir::new();
+    let mut records: Vec<(&str, String)> = vec![
+        ("a", text(1, 300)),
+        ("b", text(2, 300)),
+        ("c", text(3, 300)),
+        ("d", text(4, 300)),
+    ];
+    write_records(&d, "corpus.jsonl", &records);
+    let r = d
+        .ndup()
+        .args(["index", "build", "corpus.jsonl", "--index", "i.db"])
+        .args(RECORD_FIELDS)
+        .ok();
+    assert_eq!(counts(&r), [4, 0, 0, 0, 4, 4, 4]);
+
+    // Records on standard input, with --jsonl: each a query, named by its id, verified exactly
+    // against the indexed record read again from its line.
+    let queries = [
+        serde_json::json!({"meta": {"id": "q1"}, "body": near_copy(1)}).to_string(),
+        serde_json::json!({"meta": {"id": "q2"}, "body": text(9, 300)}).to_string(),
+        serde_json::json!({"meta": {"id": "q3"}}).to_string(),
+    ];
+    let r = d
+        .ndup()
+        .args([
+            "query", "--index", "i.db", "--jsonl", "--verify", "exact", "-",
+        ])
+        .args(RECORD_FIELDS)
+        .stdin(queries.join("\n"))
+        .ok();
+    assert_eq!(matches(&r), [("q1".into(), "a".into())]);
+    let m = &r.of_type("match")[0];
+    assert!(m["jaccard"].as_f64().unwrap() > 0.9, "{m}");
+    let s = summary(&r);
+    assert_eq!(
+        (s["queries"].as_u64(), s["skipped_malformed"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert!(
+        r.stderr.contains("1 skipped (1 malformed)"),
+        "{}",
+        r.describe()
+    );
+
+    // One record edited, one gone, one new: the file is read again, two texts signed, and the
+    // record that went is removed by update.
+    records[1].1 = text(20, 300);
+    records.remove(2);
+    records.push(("e", text(5, 300)));
+    write_records(&d, "corpus.jsonl", &records);
+    let r = d
+        .ndup()
+        .args(["index", "update", "corpus.jsonl", "--index", "i.db"])
+        .args(RECORD_FIELDS)
+        .ok();
+    assert_eq!(counts(&r), [1, 1, 2, 1, 4, 2, 4]);
+    let r = d
+        .ndup()
+        .args(["index", "update", "corpus.jsonl", "--index", "i.db"])
+        .args(RECORD_FIELDS)
+        .ok();
+    assert_eq!(counts(&r), [0, 0, 4, 0, 0, 0, 4]);
+    // A record is removed by its id.
+    let r = d
+        .ndup()
+        .args(["index", "remove", "e", "--index", "i.db"])
+        .ok();
+    assert_eq!(summary(&r)["documents"], 3);
+
+    // The index remembers the fields its records were read with.
+    let r = d
+        .ndup()
+        .args(["index", "add", "corpus.jsonl", "--index", "i.db"])
+        .code(2);
+    assert!(
+        r.stderr.contains(
+            "records were indexed with --id-field `meta.id`, this run uses --id-field `id`; \
+             with --text-field `body`, this run uses --text-field `text`"
+        ),
+        "{}",
+        r.describe()
+    );
+    // Standard input has no file to read a record again from.
+    let r = d
+        .ndup()
+        .args(["index", "add", "-", "--index", "i.db", "--jsonl"])
+        .args(RECORD_FIELDS)
+        .stdin("{}")
+        .code(2);
+    assert!(
+        r.stderr.contains("-: standard input cannot be indexed"),
+        "{}",
+        r.describe()
+    );
+}

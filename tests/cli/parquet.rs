@@ -292,3 +292,68 @@ fn dash_is_standard_input_even_beside_a_parquet_directory_named_dash() {
     let run = d.scan().arg("-").stdin(lines.join("\n") + "\n").ok();
     assert_eq!(run.count("documents"), 10, "{}", run.describe());
 }
+
+#[test]
+fn a_parquet_dataset_is_indexed_row_by_row_and_its_rows_read_again() {
+    let d = Dir::new();
+    dataset(&d);
+    let r = d
+        .ndup()
+        .args(["index", "build", "ds", "--index", "i.db"])
+        .args(FIELDS)
+        .ok();
+    let s = r.summary();
+    // Every row but the one without text, which is reported by its file and row.
+    assert_eq!(
+        (s["documents"].as_u64(), s["skipped_malformed"].as_u64()),
+        (Some(11_999), Some(1))
+    );
+    assert_eq!(r.of_type("skip")[0]["id"], "ds/part-2.parquet:1");
+
+    // A near copy of family 10 (rows 30 to 32): matched with exact Jaccards, read again from
+    // the snappy shard's rows.
+    let query = json!({"meta": {"id": "q"}, "content": edited(710, 120, 3)}).to_string();
+    d.create("q.jsonl", query + "\n");
+    let r = d
+        .ndup()
+        .args([
+            "query",
+            "--index",
+            "i.db",
+            "--verify",
+            "exact",
+            "--threshold",
+            "0.5",
+            "q.jsonl",
+        ])
+        .args(FIELDS)
+        .ok();
+    let found: Vec<(String, bool)> = r
+        .of_type("match")
+        .iter()
+        .map(|m| {
+            (
+                m["indexed"].as_str().unwrap().to_string(),
+                m["jaccard"].is_f64(),
+            )
+        })
+        .collect();
+    let mut ids: Vec<&str> = found.iter().map(|(id, _)| id.as_str()).collect();
+    ids.sort();
+    assert_eq!(ids, ["5030", "5031", "5032"], "{}", r.describe());
+    assert!(found.iter().all(|(_, exact)| *exact), "{}", r.describe());
+
+    // A shard gone from the directory: its rows go on update, the others are not read.
+    std::fs::remove_file(d.path().join("ds/part-3.parquet")).unwrap();
+    let r = d
+        .ndup()
+        .args(["index", "update", "ds", "--index", "i.db"])
+        .args(FIELDS)
+        .ok();
+    let s = r.summary();
+    assert_eq!(
+        (s["removed"].as_u64(), s["documents"].as_u64()),
+        (Some(3000), Some(8999)),
+        "{s}"
+    );
+}

@@ -158,9 +158,13 @@ pub struct LshArgs {
 /// Arguments of `ndup index build`, `add` and `update`.
 #[derive(Debug, Args)]
 pub struct IndexSyncArgs {
-    /// Files and directories to index (directories recursively).
+    /// Files and directories to index (directories recursively), or JSON-lines and Parquet
+    /// files (and directories of Parquet shards), one document per record.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub records: RecordArgs,
 
     /// The index file (created when missing).
     #[arg(long, value_name = "FILE")]
@@ -210,9 +214,14 @@ pub struct QueryArgs {
     #[arg(long, value_name = "FILE")]
     pub index: PathBuf,
 
-    /// Documents to check: files, directories (recursively), or - for standard input.
+    /// Documents to check: files, directories (recursively), or - for standard input; or
+    /// JSON-lines and Parquet files, one document per record (- is then JSON lines on standard
+    /// input, with --jsonl).
     #[arg(required = true, value_name = "DOC")]
     pub docs: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub records: RecordArgs,
 
     /// Report indexed documents with Jaccard similarity at least T.
     #[arg(
@@ -608,10 +617,10 @@ pub struct ScanArgs {
     pub config_file: Option<PathBuf>,
 }
 
-/// Where documents come from, beyond the paths: JSON lines, ignore rules, filters. Shared by
-/// every command that reads documents.
+/// How JSON-lines and Parquet records are read: shared by every command that reads documents,
+/// the index commands included.
 #[derive(Debug, Clone, Args)]
-pub struct InputArgs {
+pub struct RecordArgs {
     /// Read every PATH as JSON lines, one document per line. Implied when every PATH ends in
     /// .jsonl or .ndjson (optionally followed by .gz or .zst) or is - (standard input). Gzip and
     /// zstd streams are decompressed whatever their name.
@@ -647,6 +656,14 @@ pub struct InputArgs {
     /// failing: the source is then reported as skipped from that line on.
     #[arg(long, help_heading = "JSON lines")]
     pub partial_input: bool,
+}
+
+/// Where documents come from, beyond the paths: records, ignore rules, filters. Shared by every
+/// command that reads documents.
+#[derive(Debug, Clone, Args)]
+pub struct InputArgs {
+    #[command(flatten)]
+    pub records: RecordArgs,
 
     /// Walk hidden files and directories too (skipped by default).
     #[arg(long, help_heading = "Input")]
@@ -684,15 +701,59 @@ pub struct InputArgs {
     pub null: bool,
 }
 
-impl InputArgs {
-    /// The record fields.
-    pub fn records(&self) -> RecordOptions {
+impl RecordArgs {
+    /// The record options.
+    pub fn options(&self) -> RecordOptions {
         RecordOptions {
             id_field: self.id_field.clone(),
             text_field: self.text_field.clone(),
             max_line_bytes: self.max_line_length,
             partial: self.partial_input,
         }
+    }
+
+    /// True when `paths` are JSON-lines or Parquet sources: with `--jsonl`, or when every path
+    /// looks like one (`stdin`: `-` counts as one). Mixing them with other files or directories
+    /// is a usage error.
+    pub fn are_records(&self, paths: &[PathBuf], stdin: bool) -> Result<bool> {
+        if self.jsonl {
+            return Ok(true);
+        }
+        // Parquet files, and directories of them, are records too.
+        let looks = |p: &PathBuf| {
+            (stdin && is_stdin(p))
+                || is_jsonl_path(p)
+                || ndup::source::parquet::dataset_files(p).is_some()
+        };
+        let (records, other): (Vec<&PathBuf>, Vec<&PathBuf>) = paths
+            .iter()
+            .filter(|p| stdin || !is_stdin(p))
+            .partition(|p| looks(p));
+        match (records.first(), other.first()) {
+            (Some(r), Some(o)) => bail!(
+                "{} is read as JSON lines but {} is not: read them separately, or pass --jsonl to read every PATH as JSON lines",
+                r.display(),
+                o.display()
+            ),
+            (Some(_), None) => Ok(true),
+            _ => Ok(false),
+        }
+    }
+
+    /// The documents of `paths`: records, or files and directories.
+    pub fn source(&self, paths: &[PathBuf]) -> Result<Source> {
+        Ok(if self.are_records(paths, true)? {
+            Source::Records(paths.to_vec())
+        } else {
+            Source::Files(paths.to_vec())
+        })
+    }
+}
+
+impl InputArgs {
+    /// The record options.
+    pub fn records(&self) -> RecordOptions {
+        self.records.options()
     }
 
     /// The input options (`follow`: follow symbolic links).
@@ -713,36 +774,18 @@ impl InputArgs {
     /// Where the documents of `paths` come from: records (with `--files-from`, the listed files
     /// are more record sources) or files (walked, with the list read by the walk).
     pub fn source(&self, paths: &[PathBuf]) -> Result<Source> {
-        if !self.is_jsonl(paths)? {
+        let Source::Records(mut sources) = self.records.source(paths)? else {
             return Ok(Source::Files(paths.to_vec()));
-        }
-        let mut sources = paths.to_vec();
+        };
         if let Some(list) = &self.files_from {
             sources.extend(ndup::source::files::read_list(list, self.null)?);
         }
         Ok(Source::Records(sources))
     }
 
-    /// True when `paths` are JSON-lines sources: with `--jsonl`, or when every path looks like one.
-    /// Mixing them with other files or directories is a usage error.
+    /// True when `paths` are JSON-lines or Parquet sources (see [`RecordArgs::are_records`]).
     pub fn is_jsonl(&self, paths: &[PathBuf]) -> Result<bool> {
-        if self.jsonl {
-            return Ok(true);
-        }
-        // Parquet files, and directories of them, are records too.
-        let looks = |p: &PathBuf| {
-            is_stdin(p) || is_jsonl_path(p) || ndup::source::parquet::dataset_files(p).is_some()
-        };
-        let (records, other): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| looks(p));
-        match (records.first(), other.first()) {
-            (Some(r), Some(o)) => bail!(
-                "{} is read as JSON lines but {} is not: scan them separately, or pass --jsonl to read every PATH as JSON lines",
-                r.display(),
-                o.display()
-            ),
-            (Some(_), None) => Ok(true),
-            _ => Ok(false),
-        }
+        self.records.are_records(paths, true)
     }
 }
 
@@ -1152,7 +1195,12 @@ pub const INDEX_TUNING_THRESHOLD: f64 = 0.8;
 
 /// The configuration of an index command: the sketching and banding flags, the rest as in a
 /// default scan unless the command sets it.
-pub fn index_config(sketching: &SketchingArgs, lsh: &LshArgs, follow: bool) -> Result<ScanConfig> {
+pub fn index_config(
+    sketching: &SketchingArgs,
+    lsh: &LshArgs,
+    records: &RecordArgs,
+    follow: bool,
+) -> Result<ScanConfig> {
     let (sketch, sample) = sketching.sketches(false)?;
     if let Some(sample) = sample {
         bail!(
@@ -1170,6 +1218,7 @@ pub fn index_config(sketching: &SketchingArgs, lsh: &LshArgs, follow: bool) -> R
     let config = ScanConfig {
         input: InputOptions {
             follow_links: follow,
+            records: records.options(),
             ..Default::default()
         },
         normalize: sketching.normalize(),
@@ -1192,7 +1241,7 @@ impl QueryArgs {
         let config = ScanConfig {
             threshold: self.threshold,
             verify: self.verify.mode(),
-            ..index_config(&self.sketching, &self.lsh, self.follow)?
+            ..index_config(&self.sketching, &self.lsh, &self.records, self.follow)?
         };
         config.validate()?;
         if self.top == Some(0) {

@@ -11,6 +11,8 @@ use ndup::index::{Index, QueryDoc, QuerySource, SigningParams};
 use ndup::model::{Skip, SkipKind};
 use ndup::report as output;
 use ndup::report::Format;
+use ndup::source::Source;
+use ndup::source::records::is_stdin;
 
 use crate::cli::{IndexCommand, IndexSyncArgs, QueryArgs, index_config};
 use crate::exit::Exit;
@@ -20,18 +22,18 @@ use crate::progress;
 pub fn run_index(cmd: IndexCommand) -> Result<Exit> {
     let (name, report, format, quiet) = match cmd {
         IndexCommand::Build(args) => {
-            let (pipeline, mut index) = open_for_sync(&args)?;
-            let r = index.build(&pipeline, &args.paths)?;
+            let (pipeline, mut index, source) = open_for_sync(&args)?;
+            let r = index.build(&pipeline, &source)?;
             ("build", r, args.format.format(), args.quiet)
         }
         IndexCommand::Add(args) => {
-            let (pipeline, mut index) = open_for_sync(&args)?;
-            let r = index.add(&pipeline, &args.paths)?;
+            let (pipeline, mut index, source) = open_for_sync(&args)?;
+            let r = index.add(&pipeline, &source)?;
             ("add", r, args.format.format(), args.quiet)
         }
         IndexCommand::Update(args) => {
-            let (pipeline, mut index) = open_for_sync(&args)?;
-            let r = index.update(&pipeline, &args.paths)?;
+            let (pipeline, mut index, source) = open_for_sync(&args)?;
+            let r = index.update(&pipeline, &source)?;
             ("update", r, args.format.format(), args.quiet)
         }
         IndexCommand::Remove(args) => {
@@ -49,29 +51,17 @@ pub fn run_index(cmd: IndexCommand) -> Result<Exit> {
 }
 
 /// Checks the paths, then opens the index (creating it when missing).
-fn open_for_sync(args: &IndexSyncArgs) -> Result<(Pipeline, Index)> {
-    let config = index_config(&args.sketching, &args.lsh, args.follow)?;
+fn open_for_sync(args: &IndexSyncArgs) -> Result<(Pipeline, Index, Source)> {
+    let config = index_config(&args.sketching, &args.lsh, &args.records, args.follow)?;
+    let source = args.records.source(&args.paths)?;
     // A missing path is an error before the index file is created or touched.
-    check_paths(&args.paths)?;
-    // The index holds files, one document each: a JSON-lines corpus would become one document
-    // made of all its records. Refused until records are indexed one by one.
-    if let Some(p) = args.paths.iter().find(|p| {
-        ndup::source::records::is_jsonl_path(p)
-            || ndup::source::records::is_stdin(p)
-            || ndup::source::parquet::dataset_files(p).is_some()
-    }) {
-        anyhow::bail!(
-            "{}: the index holds files, one document each, not JSON-lines or Parquet records; \
-             index the records' texts as files, or scan the corpus with `ndup scan`",
-            p.display()
-        );
-    }
+    ndup::index::check_source(&source)?;
     let mut pipeline = Pipeline::new(config)?;
     if let Some(bar) = progress::Bar::for_stderr(args.quiet) {
         pipeline = pipeline.with_progress(bar);
     }
     let index = Index::open_or_create(&args.index, &SigningParams::from_config(pipeline.config()))?;
-    Ok((pipeline, index))
+    Ok((pipeline, index, source))
 }
 
 fn check_paths(paths: &[PathBuf]) -> Result<()> {
@@ -97,24 +87,31 @@ pub fn sign_with_index(
 /// Runs `ndup query`.
 pub fn run_query(args: QueryArgs) -> Result<Exit> {
     let config = args.config()?;
-    let stdin = Path::new("-");
-    let files: Vec<PathBuf> = args
-        .docs
-        .iter()
-        .filter(|p| p.as_path() != stdin)
-        .cloned()
-        .collect();
-    check_paths(&files)?;
+    // `-` is one text unless --jsonl says it is records.
+    let records = args.records.are_records(&args.docs, args.records.jsonl)?;
+    if !records {
+        let files: Vec<PathBuf> = args.docs.iter().filter(|p| !is_stdin(p)).cloned().collect();
+        check_paths(&files)?;
+    }
     let index = Index::open_read_only(&args.index)?;
     let pipeline = Pipeline::new(config)?;
     index.require(&SigningParams::from_config(pipeline.config()))?;
+    let (docs, skipped) = if records {
+        QueryDoc::from_records(&pipeline, &args.docs)?
+    } else {
+        files_and_stdin(&args.docs, &pipeline)?
+    };
+    finish_query(&args, &index, &pipeline, &docs, skipped)
+}
 
-    // The documents in the order given; standard input once, as `-`.
+/// The query documents of files and directories in the order given, and standard input once,
+/// as `-`; with what was skipped.
+fn files_and_stdin(paths: &[PathBuf], pipeline: &Pipeline) -> Result<(Vec<QueryDoc>, Vec<Skip>)> {
     let mut docs: Vec<QueryDoc> = Vec::new();
     let mut skipped: Vec<Skip> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for p in &args.docs {
-        if p.as_path() == stdin {
+    for p in paths {
+        if is_stdin(p) {
             if seen.insert("-".to_string()) {
                 let mut bytes = Vec::new();
                 std::io::stdin()
@@ -131,13 +128,19 @@ pub fn run_query(args: QueryArgs) -> Result<Exit> {
         docs.extend(found.into_iter().filter(|d| seen.insert(d.id.clone())));
         skipped.extend(skips);
     }
+    Ok((docs, skipped))
+}
 
-    let mut report = index.query(&pipeline, &docs, args.top)?;
-    if !skipped.is_empty() {
-        report.stats.skipped_unreadable += skipped.len() as u64;
-        report.skipped.extend(skipped);
-        report.skipped.sort_by(|x, y| x.id.cmp(&y.id));
-    }
+/// Queries the index with `docs`, then reports, counting what was `skipped` while finding them.
+fn finish_query(
+    args: &QueryArgs,
+    index: &Index,
+    pipeline: &Pipeline,
+    docs: &[QueryDoc],
+    skipped: Vec<Skip>,
+) -> Result<Exit> {
+    let mut report = index.query(pipeline, docs, args.top)?;
+    report.add_skipped(skipped);
     let format: Format = args.format.format();
     write_out(|w| output::index::write_query(&report, &args.index, format, w))?;
     if !args.quiet {
