@@ -157,14 +157,15 @@ impl Heads {
         }
     }
 
-    /// Room for `more` buckets at a load of at most one half (linear probing degrades quickly
-    /// above it).
+    /// Room for `more` buckets at a load of at most three quarters: linear probing degrades
+    /// quickly above it, and a sparser table costs memory, which a batch insertion spends
+    /// mostly in page faults.
     fn reserve(&mut self, more: usize) {
         let want = self.len + more;
-        if want * 2 <= self.slots.len() {
+        if want * 4 <= self.slots.len() * 3 {
             return;
         }
-        let capacity = (want * 2).next_power_of_two().max(16);
+        let capacity = (want * 4 / 3 + 1).next_power_of_two().max(16);
         let old = std::mem::replace(&mut self.slots, vec![VACANT; capacity]);
         let mask = capacity - 1;
         for s in old.into_iter().filter(|s| s.head != NIL) {
@@ -253,6 +254,9 @@ const QUERY_CHUNK: usize = 256;
 
 /// Bands hashed and prefetched at once, before their lookups.
 const BATCH: usize = 16;
+
+/// How many entries ahead a batch insertion prefetches a band's slot.
+const PREFETCH_AHEAD: usize = 8;
 
 #[inline(always)]
 fn prefetch<T>(p: &T) {
@@ -559,10 +563,31 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
             self.hashes[at..at + bands].copy_from_slice(h);
             self.keys[n as usize] = Some(key);
         }
-        for (b, heads) in self.heads.iter_mut().enumerate() {
-            heads.reserve(numbers.len());
-            for (&n, h) in numbers.iter().zip(hashes.chunks(bands)) {
-                self.next[n as usize * bands + b] = heads.push(h[b], n);
+        // One band's table per task; each records the links it makes, set in `next` below
+        // (`next` is entry-major, so the bands' links are interleaved there).
+        let links: Vec<Vec<u32>> = self
+            .heads
+            .par_iter_mut()
+            .enumerate()
+            .map(|(b, heads)| {
+                heads.reserve(numbers.len());
+                let band = |i: usize| hashes[i * bands + b];
+                let mut links = Vec::with_capacity(numbers.len());
+                for (i, &n) in numbers.iter().enumerate() {
+                    // The slot a few entries ahead starts loading while this one is placed: the
+                    // table is larger than the cache, and each placement a miss otherwise.
+                    if i + PREFETCH_AHEAD < numbers.len() {
+                        heads.prefetch(band(i + PREFETCH_AHEAD));
+                    }
+                    links.push(heads.push(band(i), n));
+                }
+                links
+            })
+            .collect();
+        for (i, &n) in numbers.iter().enumerate() {
+            let at = n as usize * bands;
+            for (b, links) in links.iter().enumerate() {
+                self.next[at + b] = links[i];
             }
         }
         self.sketch = Some(first);
