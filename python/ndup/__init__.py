@@ -180,9 +180,10 @@ def scan(
       hashable; ids are compared as ``str(id)``, and a repeated one is skipped as the command
       line skips a repeated record id);
     - a list of ``pathlib.Path`` (any ``os.PathLike``): files and directories, walked as the
-      command line walks them (``glob``, ``exclude``, ``hidden``, ``no_ignore``...), or JSON
-      lines files (``.jsonl``, ``.ndjson``, optionally ``.gz``/``.zst``; ``id_field`` and
-      ``text_field`` are dotted paths into each record). Plain strings are always texts.
+      command line walks them (``glob``, ``exclude``, ``hidden``, ``no_ignore``...), or
+      records: JSON lines files (``.jsonl``, ``.ndjson``, optionally ``.gz``/``.zst``), Parquet
+      files and directories of Parquet shards (``id_field`` and ``text_field`` are dotted paths
+      into each record or row). Plain strings are always texts.
 
     Every other argument is the command line's flag of the same name (``--threshold``,
     ``--verify``, ``--exact``, ``--containment``, ``--num-perm``...), with its default. Pairs

@@ -18,7 +18,7 @@ use ndup::find::{Pipeline, ScanReport};
 use ndup::sim::Measure;
 use ndup::sketch::sample::{DEFAULT_MODULO, DEFAULT_SUPERSHINGLE_SIZE, SampleKind, SampleParams};
 use ndup::source::files::InputOptions;
-use ndup::source::records::{RecordOptions, is_jsonl_path};
+use ndup::source::records::{RecordOptions, looks_like_records};
 use ndup::source::texts::{SharedTexts, Texts};
 use ndup::source::{Origin, Source};
 use ndup::text::normalize::NormalizeOptions;
@@ -239,8 +239,8 @@ fn scan_texts<'py>(
     report_to_py(py, &report, clusters)
 }
 
-/// Scans files and directories, or JSON-lines files (when every path names one). Pairs,
-/// clusters and skips name documents by their ids.
+/// Scans files and directories, or records (when every path is a JSON-lines or Parquet file, or
+/// a directory of Parquet shards). Pairs, clusters and skips name documents by their ids.
 #[pyfunction(name = "_scan_paths")]
 fn scan_paths<'py>(
     py: Python<'py>,
@@ -248,15 +248,15 @@ fn scan_paths<'py>(
     clusters: bool,
     options: Options,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let jsonl = paths.iter().filter(|p| is_jsonl_path(p)).count();
-    let source = if jsonl == 0 {
+    let records = paths.iter().filter(|p| looks_like_records(p)).count();
+    let source = if records == 0 {
         Source::Files(paths)
-    } else if jsonl == paths.len() {
+    } else if records == paths.len() {
         Source::Records(paths)
     } else {
         return Err(PyValueError::new_err(
-            "give either JSON-lines files (.jsonl, .ndjson, optionally .gz or .zst) or other \
-             files and directories, not both",
+            "give either records (JSON-lines files: .jsonl, .ndjson, optionally .gz or .zst; \
+             Parquet files and directories of them) or other files and directories, not both",
         ));
     };
     let pipeline = Pipeline::new(options.config(false)?).or_py()?;

@@ -85,3 +85,15 @@ def test_pyarrow_dedup_keeps_the_schema_and_every_column(tmp_path, cli):
     assert 12_000 < len(ids) < 13_000
     lang_of = dict(zip((m["doc_id"] for m in source.column("meta").to_pylist()), source.column("lang").to_pylist()))
     assert kept.column("lang").to_pylist() == [lang_of[i] for i in ids]
+
+
+def test_the_module_scans_pyarrow_shards_as_the_command_line_does(tmp_path, cli):
+    import ndup
+
+    ds, jsonl = _write(tmp_path)
+    fields = ["--id-field", "meta.doc_id", "--clusters"]
+    want = [r["members"] for r in _records(cli("scan", ds, *fields).stdout) if r["type"] == "cluster"]
+    for inputs in ([ds], [jsonl], sorted(ds.glob("*.parquet"))):
+        got = ndup.scan(inputs, id_field="meta.doc_id", clusters=True)
+        assert [list(c) for c in got.clusters] == want, inputs
+        assert len(got.skipped) == 3

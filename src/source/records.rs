@@ -204,6 +204,16 @@ pub fn is_jsonl_path(path: &Path) -> bool {
     base.ends_with(".jsonl") || base.ends_with(".ndjson")
 }
 
+/// True when `path` is read as records by its looks alone: a JSON-lines file by its name (see
+/// [`is_jsonl_path`]), and, with Parquet, a `.parquet` file or a directory of Parquet shards.
+pub fn looks_like_records(path: &Path) -> bool {
+    #[cfg(feature = "parquet")]
+    if crate::source::parquet::dataset_files(path).is_some() {
+        return true;
+    }
+    is_jsonl_path(path)
+}
+
 /// How a stream is compressed, recognised from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

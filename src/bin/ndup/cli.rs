@@ -18,7 +18,7 @@ use ndup::sketch::minhash::SketchKind;
 use ndup::sketch::sample::{DEFAULT_MODULO, DEFAULT_SUPERSHINGLE_SIZE, SampleKind, SampleParams};
 use ndup::source::Source;
 use ndup::source::files::InputOptions;
-use ndup::source::records::{RecordOptions, is_jsonl_path, is_stdin};
+use ndup::source::records::{RecordOptions, is_stdin, looks_like_records};
 use ndup::text::normalize::NormalizeOptions;
 use ndup::text::shingle::{ShingleKind, ShingleOptions, parse_stopwords};
 use ndup::verify::VerifyMode;
@@ -719,12 +719,7 @@ impl RecordArgs {
         if self.jsonl {
             return Ok(true);
         }
-        // Parquet files, and directories of them, are records too.
-        let looks = |p: &PathBuf| {
-            (stdin && is_stdin(p))
-                || is_jsonl_path(p)
-                || ndup::source::parquet::dataset_files(p).is_some()
-        };
+        let looks = |p: &PathBuf| (stdin && is_stdin(p)) || looks_like_records(p);
         let (records, other): (Vec<&PathBuf>, Vec<&PathBuf>) = paths
             .iter()
             .filter(|p| stdin || !is_stdin(p))
