@@ -480,13 +480,19 @@ impl RecordSource {
     }
 }
 
+/// `line` without its line end: every `\n` and `\r` it ends with (JSON has no use for them
+/// outside strings), so that a line read again is the line first read, whatever its end.
+fn without_line_end(line: &[u8]) -> &[u8] {
+    let end = line
+        .iter()
+        .rposition(|&b| b != b'\n' && b != b'\r')
+        .map_or(0, |i| i + 1);
+    &line[..end]
+}
+
 fn trim_line_end(line: &mut Vec<u8>) {
-    if line.last() == Some(&b'\n') {
-        line.pop();
-        if line.last() == Some(&b'\r') {
-            line.pop();
-        }
-    }
+    let end = without_line_end(line).len();
+    line.truncate(end);
 }
 
 /// A line of a batch: its number (from 1), its offset in the decompressed stream, and where its
@@ -728,10 +734,7 @@ fn read_source(
             }
             continue;
         }
-        let mut end = batch.buf.len();
-        while end > start && matches!(batch.buf[end - 1], b'\n' | b'\r') {
-            end -= 1;
-        }
+        let end = start + without_line_end(&batch.buf[start..]).len();
         if batch.buf[start..end].iter().all(u8::is_ascii_whitespace) {
             batch.buf.truncate(start);
         } else {
@@ -1245,6 +1248,30 @@ mod tests {
             let again = source.read_at(&[18, 31]).unwrap();
             assert_eq!(again, vec![want[1].2.clone(), want[2].2.clone()]);
         }
+    }
+
+    #[test]
+    fn a_line_read_again_is_the_line_first_read_whatever_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        // `\r\r\n`, then a last line ending in a lone `\r`.
+        let text = b"{\"text\":\"a\"}\r\r\n{\"text\":\"b\"}\r";
+        let path = dir.path().join("c.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let (first, source) = read_all(&path);
+        let lines: Vec<Vec<u8>> = first.iter().map(|l| l.2.clone()).collect();
+        assert_eq!(
+            lines,
+            [b"{\"text\":\"a\"}".to_vec(), b"{\"text\":\"b\"}".to_vec()]
+        );
+        assert_eq!(source.read_at(&[first[0].1, first[1].1]).unwrap(), lines);
+        let mut again = Vec::new();
+        source
+            .for_each_line(|_, _, line| {
+                again.push(line.to_vec());
+                Ok(true)
+            })
+            .unwrap();
+        assert_eq!(again, lines);
     }
 
     #[test]
