@@ -934,7 +934,7 @@ fn sync_records(
     }
 
     let mut seen: HashSet<&str> = HashSet::new();
-    for (k, (doc, row)) in corpus.documents.iter().zip(corpus.sketches).enumerate() {
+    for (doc, row) in corpus.documents.iter().zip(corpus.sketches) {
         let Origin::Record {
             source,
             line,
