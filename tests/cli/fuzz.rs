@@ -475,15 +475,16 @@ const FIELDS: &[&[&str]] = &[
 
 const FORMATS: &[&str] = &["jsonl", "text", "csv", "sarif", "github"];
 
-/// The lines of a JSON-lines file as `ndup dedup` writes them back: without their line break,
-/// `\n` or `\r\n`. (A lone `\r` is not a line break: a last line `{...}\r` keeps it.)
+/// The lines of a JSON-lines file as `ndup dedup` writes them back: split at `\n`, each without
+/// the `\r`s it ends with (the last line too: `{...}\r` is written `{...}`, as it was read).
 fn input_lines(input: &[u8]) -> Vec<&[u8]> {
-    let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
-    let last = lines.len() - 1;
-    for l in &mut lines[..last] {
-        *l = l.strip_suffix(b"\r").unwrap_or(l);
-    }
-    lines
+    input
+        .split(|&b| b == b'\n')
+        .map(|l| {
+            let end = l.iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
+            &l[..end]
+        })
+        .collect()
 }
 
 /// Checks that the records `dedup` wrote (`out`) are lines of `input`, in input order.
