@@ -42,8 +42,8 @@ pub(crate) trait Sketcher: Sync {
         false
     }
 
-    /// True when each file's content hash is wanted: the 128-bit hash of its bytes as read, given
-    /// to [`known`](Self::known) and in [`Raw::content`].
+    /// True when each document's content hash is wanted: the 128-bit hash of a file's bytes as
+    /// read, or of a record's text, given to [`known`](Self::known) and in [`Raw::content`].
     fn content_hashes(&self) -> bool {
         false
     }
@@ -108,8 +108,8 @@ pub(crate) trait Sketcher: Sync {
 pub(crate) struct Raw<'a> {
     /// The text as read (lossily decoded when a file is not valid UTF-8).
     pub(crate) text: &'a str,
-    /// A file's content hash, when the sketcher asks for it
-    /// ([`Sketcher::content_hashes`]); 0 otherwise, and for records and text in memory.
+    /// A file's or a record's content hash, when the sketcher asks for it
+    /// ([`Sketcher::content_hashes`]); 0 otherwise, and for text in memory.
     pub(crate) content: u128,
     /// True for a record without an id, which is then named by its line number.
     #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
@@ -515,7 +515,10 @@ impl Pipeline {
                             Ok(rec) => {
                                 let raw = Raw {
                                     text: &rec.text,
-                                    content: 0,
+                                    content: match sketcher.content_hashes() {
+                                        true => xxh3_128(rec.text.as_bytes()),
+                                        false => 0,
+                                    },
                                     id_made_up: rec.id.is_none(),
                                 };
                                 let outcome = match sketcher.known_record(&raw) {

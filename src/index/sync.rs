@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
-use xxhash_rust::xxh3::xxh3_128;
 
 use super::*;
 use crate::find::read::{Outcome, Raw, Sketcher};
@@ -809,14 +808,19 @@ impl Sketcher for RecordRows<'_> {
     /// Never `None`: an empty record is kept as a row.
     fn sketch(&self, s: &mut Scratch, raw: &Raw<'_>) -> Option<RecordRow> {
         Some(RecordRow {
-            hash: xxh3_128(raw.text.as_bytes()).to_be_bytes(),
+            hash: raw.content.to_be_bytes(),
             text_bytes: raw.text.len() as u64,
             signature: Some(self.pipeline.sign_normalized(s)),
         })
     }
 
+    /// A record's hash is its text's.
+    fn content_hashes(&self) -> bool {
+        true
+    }
+
     fn known_record(&self, raw: &Raw<'_>) -> Option<RecordRow> {
-        let hash = xxh3_128(raw.text.as_bytes()).to_be_bytes();
+        let hash = raw.content.to_be_bytes();
         self.texts.contains(&hash).then_some(RecordRow {
             hash,
             text_bytes: raw.text.len() as u64,
