@@ -101,7 +101,23 @@ pub fn run_query(args: QueryArgs) -> Result<Exit> {
     } else {
         files_and_stdin(&args.docs, &pipeline)?
     };
-    finish_query(&args, &index, &pipeline, &docs, skipped)
+    let mut report = index.query(&pipeline, &docs, args.top)?;
+    report.add_skipped(skipped);
+    let format: Format = args.format.format();
+    write_out(|w| output::index::write_query(&report, &args.index, format, w))?;
+    if !args.quiet {
+        warn_unreadable(&report.skipped);
+        eprintln!("{}", output::index::query_summary_line(&report));
+    }
+    if report.stats.queries == 0 {
+        bail!(Error::NoDocuments {
+            skipped: report.skipped.clone()
+        });
+    }
+    Ok(Exit::for_report(
+        report.matches.len(),
+        args.fail_on_duplicates,
+    ))
 }
 
 /// The query documents of files and directories in the order given, and standard input once,
@@ -129,33 +145,6 @@ fn files_and_stdin(paths: &[PathBuf], pipeline: &Pipeline) -> Result<(Vec<QueryD
         skipped.extend(skips);
     }
     Ok((docs, skipped))
-}
-
-/// Queries the index with `docs`, then reports, counting what was `skipped` while finding them.
-fn finish_query(
-    args: &QueryArgs,
-    index: &Index,
-    pipeline: &Pipeline,
-    docs: &[QueryDoc],
-    skipped: Vec<Skip>,
-) -> Result<Exit> {
-    let mut report = index.query(pipeline, docs, args.top)?;
-    report.add_skipped(skipped);
-    let format: Format = args.format.format();
-    write_out(|w| output::index::write_query(&report, &args.index, format, w))?;
-    if !args.quiet {
-        warn_unreadable(&report.skipped);
-        eprintln!("{}", output::index::query_summary_line(&report));
-    }
-    if report.stats.queries == 0 {
-        bail!(Error::NoDocuments {
-            skipped: report.skipped.clone()
-        });
-    }
-    Ok(Exit::for_report(
-        report.matches.len(),
-        args.fail_on_duplicates,
-    ))
 }
 
 /// Writes a whole report to stdout.
