@@ -460,7 +460,14 @@ impl Index {
     ) -> Result<(SyncReport, Option<SignedCorpus>)> {
         let start = Instant::now();
         // Missing paths are reported before any work.
-        check_source(source)?;
+        let inputs = match source {
+            Source::Files(paths) => {
+                let (entries, skips) = input::collect(paths, &pipeline.config().input)?;
+                Inputs::Files(entries, skips)
+            }
+            Source::Records(inputs) => Inputs::Records(record_files(inputs)?),
+            Source::Texts(_) => return Err(texts_refused()),
+        };
         let run = SigningParams::from_config(pipeline.config());
         let fields = match source {
             Source::Records(_) => Some(RecordFields::of(&pipeline.config().input.records)),
@@ -472,14 +479,6 @@ impl Index {
                 built.require(&self.path, now)?;
             }
         }
-        let inputs = match source {
-            Source::Files(paths) => {
-                let (entries, skips) = input::collect(paths, &pipeline.config().input)?;
-                Inputs::Files(entries, skips)
-            }
-            Source::Records(inputs) => Inputs::Records(record_files(inputs)?),
-            Source::Texts(_) => unreachable!("refused by check_source"),
-        };
         let path = self.path.clone();
         let now = now_ns();
         let tx = self
@@ -581,10 +580,14 @@ pub fn check_source(source: &Source) -> Result<()> {
     match source {
         Source::Files(paths) => paths.iter().try_for_each(|p| input::check_exists(p)),
         Source::Records(inputs) => record_files(inputs).map(drop),
-        Source::Texts(_) => Err(crate::invalid![
-            "an index reads its documents again from their files: texts in memory cannot be indexed"
-        ]),
+        Source::Texts(_) => Err(texts_refused()),
     }
+}
+
+fn texts_refused() -> Error {
+    crate::invalid![
+        "an index reads its documents again from their files: texts in memory cannot be indexed"
+    ]
 }
 
 /// The files of record inputs (a directory of Parquet shards is its files).
