@@ -30,7 +30,8 @@
 //! Change detection is that of `git` and `rsync`: a file whose size and modification time match
 //! its row is unchanged and not even read; otherwise its content hash decides whether it must be
 //! signed again. A JSON-lines or Parquet file is read again whole when its size or mtime changed,
-//! and each of its records is then kept, rewritten or added by its id and the hash of its text. A file modified within `RACY_WINDOW_NS` of the moment it was indexed could have
+//! and each of its records is then kept, rewritten or added by its id and the hash of its text.
+//! A file modified within `RACY_WINDOW_NS` of the moment it was indexed could have
 //! changed again within the same clock tick, so it is always re-hashed (git's "racily clean"
 //! entries).
 
