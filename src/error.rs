@@ -133,10 +133,12 @@ pub enum Error {
         reason: String,
     },
     /// A document id that the index does not hold.
-    #[error("{id}: not in the index")]
+    #[error("{id}: not in the index {}", path.display())]
     NotIndexed {
         /// The id as given.
         id: String,
+        /// The index path as given.
+        path: PathBuf,
     },
     /// A key given to an in-memory LSH index that holds it already.
     #[error("{key}: already in the index (remove it first)")]

@@ -8,7 +8,9 @@
 //!
 //! - `meta(key, value)`: `format_version`, `ndup_version`, `params` (the JSON of
 //!   [`SigningParams`]), `fingerprint` (a hash of those parameters) and, once records are
-//!   indexed, `records` (the JSON of the id and text fields they were read with);
+//!   indexed, `records` (the JSON of the id and text fields they were read with) and
+//!   `duplicate_ids_in` (the JSON array of the record files whose last read skipped a record
+//!   for an id that an earlier one has);
 //! - `doc`: one row per document: `name` (its id), `path` (absolute, to read it again for exact
 //!   verification: the file, or the JSON-lines or Parquet file of a record), `kind` (`text`,
 //!   `empty` or `binary`), `size`, `mtime_ns` (of the file), `indexed_ns` (when it was last looked
@@ -29,8 +31,10 @@
 //!
 //! Change detection is that of `git` and `rsync`: a file whose size and modification time match
 //! its row is unchanged and not even read; otherwise its content hash decides whether it must be
-//! signed again. A JSON-lines or Parquet file is read again whole when its size or mtime changed,
-//! and each of its records is then kept, rewritten or added by its id and the hash of its text.
+//! signed again. A JSON-lines or Parquet file is read again whole unless the size and mtime of
+//! every one of its rows match, and each of its records is then kept, moved, rewritten or added
+//! by its id and the hash of its text. Ids are unique, as in a scan: of two records with one id,
+//! the one in the earlier input file is indexed, whichever of the two files was read.
 //! A file modified within `RACY_WINDOW_NS` of the moment it was indexed could have
 //! changed again within the same clock tick, so it is always re-hashed (git's "racily clean"
 //! entries).
@@ -38,6 +42,7 @@
 mod query;
 mod sync;
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -50,7 +55,7 @@ use crate::error::{Error, Result};
 use crate::error::{Param, Piece, Problem};
 pub use crate::find::params::SigningParams;
 use crate::model::Skip;
-use crate::source::records::RecordOptions;
+use crate::source::records::{self, RecordOptions};
 
 pub use query::{Match, QueryDoc, QueryReport, QuerySource, QueryStats};
 pub use sync::check_source;
@@ -297,16 +302,16 @@ enum Header {
 }
 
 fn inspect(conn: &Connection, path: &Path) -> Result<Header> {
-    let err = db(path);
-    let app: i32 = conn
-        .pragma_query_value(None, "application_id", |r| r.get(0))
-        .map_err(&err)?;
-    let version: i64 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(&err)?;
-    let objects: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
-        .map_err(&err)?;
+    // One statement, so one snapshot: another process may be creating the index meanwhile.
+    let (app, version, objects): (i32, i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT application_id FROM pragma_application_id), \
+                    (SELECT user_version FROM pragma_user_version), \
+                    (SELECT count(*) FROM sqlite_schema)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(db(path))?;
     if app == APPLICATION_ID {
         if !(OLDEST_READ..=INDEX_FORMAT_VERSION).contains(&version) {
             return Err(Error::IndexVersion {
@@ -335,7 +340,12 @@ struct Meta {
     params: SigningParams,
     fingerprint: String,
     records: Option<RecordFields>,
+    /// The record files whose last read skipped a record for an id an earlier one has.
+    duplicates: BTreeSet<String>,
 }
+
+/// The `meta` key of [`Meta::duplicates`], a JSON array of file names.
+const DUPLICATES_KEY: &str = "duplicate_ids_in";
 
 /// Reads and checks the `meta` table of an index of format `version`.
 fn read_meta(conn: &Connection, path: &Path, version: i64) -> Result<Meta> {
@@ -370,10 +380,18 @@ fn read_meta(conn: &Connection, path: &Path, version: i64) -> Result<Meta> {
                 .map_err(|e| corrupt(path, format!("unreadable record fields: {e}")))
         })
         .transpose()?;
+    let duplicates = find(DUPLICATES_KEY)?
+        .map(|json| {
+            serde_json::from_str(&json)
+                .map_err(|e| corrupt(path, format!("unreadable {DUPLICATES_KEY}: {e}")))
+        })
+        .transpose()?
+        .unwrap_or_default();
     Ok(Meta {
         params,
         fingerprint,
         records,
+        duplicates,
     })
 }
 
@@ -813,9 +831,20 @@ impl Index {
         )?;
         if let Header::Blank = inspect(&conn, path)? {
             // WAL is a property of the file: set once, it lets readers work beside a writer.
-            let mode: String = conn
-                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-                .map_err(db(path))?;
+            // Setting it does not wait for the busy timeout when another process holds the
+            // file, so this waits as a write would.
+            let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+            let mode: String = loop {
+                match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)) {
+                    Err(e)
+                        if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                            && std::time::Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    r => break r.map_err(db(path))?,
+                }
+            };
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(Error::IndexDb {
                     path: path.to_path_buf(),

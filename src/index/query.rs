@@ -59,7 +59,8 @@ impl QueryDoc {
 
 impl QueryDoc {
     /// The query documents of JSON-lines and Parquet inputs (`-` is standard input), one per
-    /// record, named as a scan names them, in order; and what was skipped.
+    /// record, in order, named as the index names records (one without an id is `file:line`,
+    /// so a query of an indexed file does not match its own records); and what was skipped.
     pub fn from_records(
         pipeline: &Pipeline,
         inputs: &[PathBuf],
@@ -88,6 +89,10 @@ impl Sketcher for Texts {
     /// Never `None`: an empty record is a query document too.
     fn sketch(&self, _s: &mut Scratch, raw: &Raw<'_>) -> Option<String> {
         Some(raw.text.to_owned())
+    }
+
+    fn names_by_source(&self) -> bool {
+        true
     }
 }
 
@@ -351,12 +356,12 @@ impl Index {
                 .map(|&c| (c, reload_indexed(pipeline, &candidates[c])))
                 .collect();
             if let Some(fields) = &self.records {
-                c_sets.extend(reload_records(
-                    pipeline,
-                    &fields.options(),
-                    &candidates,
-                    records,
-                ));
+                // This run's line limit bounds what is read again, too.
+                let opts = RecordOptions {
+                    max_line_bytes: pipeline.config().input.records.max_line_bytes,
+                    ..fields.options()
+                };
+                c_sets.extend(reload_records(pipeline, &opts, &candidates, records));
             }
             for &(q, c, estimate) in batch {
                 match (&q_sets[&q], &c_sets[&c]) {
@@ -554,7 +559,12 @@ fn reload_records(
 /// has the content that was indexed, else the exact Jaccard would describe another text.
 fn reload_indexed(pipeline: &Pipeline, c: &Candidate) -> std::result::Result<Vec<u64>, Skip> {
     let limit = pipeline.config().input.max_filesize.unwrap_or(u64::MAX);
-    let bytes = fs::File::open(&c.path)
+    let bytes = fs::metadata(&c.path)
+        .and_then(|md| match md.is_file() {
+            // Opening a FIFO or a device could block or never end.
+            true => fs::File::open(&c.path),
+            false => Err(std::io::Error::other("not a regular file")),
+        })
         .and_then(|f| input::read_capped(f, limit))
         .map_err(|e| reload_skip(c.name.clone(), crate::model::io_reason(&e)))?;
     if xxh3_128(&bytes).to_be_bytes() != c.hash {

@@ -3,7 +3,7 @@
 //! loop of [`crate::find::read`], in parallel, a chunk at a time), and the rows written as the
 //! chunks complete.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -442,7 +442,10 @@ impl Index {
                 .query_row("SELECT id FROM doc WHERE name = ?1", [id], |r| r.get(0))
                 .optional()
                 .map_err(db(&path))?;
-            let rowid = rowid.ok_or_else(|| Error::NotIndexed { id: id.clone() })?;
+            let rowid = rowid.ok_or_else(|| Error::NotIndexed {
+                id: id.clone(),
+                path: path.clone(),
+            })?;
             w.delete(rowid)?;
             report.removed += 1;
         }
@@ -489,13 +492,16 @@ impl Index {
         // Another process may have rebuilt the index since it was opened: check again under
         // the write lock.
         let meta = read_meta(&tx, &path, INDEX_FORMAT_VERSION)?;
-        let mut records = meta.records;
+        let mut records = meta.records.clone();
+        let mut duplicates = meta.duplicates.clone();
         let stored = if mode == Mode::Build {
             report.removed = count_docs(&tx, &path)?;
             tx.execute_batch(
-                "DELETE FROM band; DELETE FROM doc; DELETE FROM meta WHERE key = 'records';",
+                "DELETE FROM band; DELETE FROM doc; \
+                 DELETE FROM meta WHERE key IN ('records', 'duplicate_ids_in');",
             )
             .map_err(db(&path))?;
+            duplicates.clear();
             write_meta(&tx, &path, &run)?;
             records = None;
             HashMap::new()
@@ -527,15 +533,23 @@ impl Index {
                 &mut report,
                 &mut skipped,
             )?,
-            (Inputs::Records(files), Source::Records(given)) => sync_records(
-                pipeline,
-                &mut w,
-                &stored,
-                mode,
-                (&files, given),
-                &mut report,
-                &mut skipped,
-            )?,
+            (Inputs::Records(files), Source::Records(given)) => {
+                let synced = sync_records(
+                    pipeline,
+                    &mut w,
+                    &stored,
+                    mode,
+                    (&files, given),
+                    &mut duplicates,
+                    &mut report,
+                    &mut skipped,
+                )?;
+                if duplicates != meta.duplicates {
+                    let json = serde_json::to_string(&duplicates).expect("names serialize");
+                    set_meta(&tx, &path, &[(DUPLICATES_KEY, json)])?;
+                }
+                synced
+            }
             _ => unreachable!("inputs are read from the source"),
         };
         if mode == Mode::Update {
@@ -733,9 +747,11 @@ fn sync_files(
             .iter()
             .filter(|(name, s)| !s.record && !seen.contains(name.as_str()))
             .filter(|(name, _)| {
-                let p = Path::new(name.as_str());
+                let p = input::path_of_id(name);
                 paths.iter().any(|root| p.starts_with(root))
-                    && !walk_skips.iter().any(|s| p.starts_with(&s.id))
+                    && !walk_skips
+                        .iter()
+                        .any(|s| p.starts_with(input::path_of_id(&s.id)))
             })
             .map(|(name, s)| (name.clone(), s.rowid))
             .collect()
@@ -837,15 +853,23 @@ impl Sketcher for RecordRows<'_> {
     }
 }
 
-/// Syncs the records of JSON-lines and Parquet files: a file whose size and mtime match its
+/// Syncs the records of JSON-lines and Parquet files: a file whose size and mtime match all its
 /// rows is not read; any other is read whole, and each record's row kept, moved, rewritten or
 /// added by its id and the hash of its text.
+///
+/// Ids are unique in an index, as in a scan: of two records with one id, the one of the earlier
+/// input file is indexed and the other skipped. A file not read this time still holds the
+/// records of its rows, so a record read now whose id a row of such a file has is kept or
+/// skipped by the order of the two files; and `duplicates` (the files whose last read skipped a
+/// duplicate id) are read again when an update loses a record, whose id one of them may hold.
+#[allow(clippy::too_many_arguments)]
 fn sync_records(
     pipeline: &Pipeline,
     w: &mut Writer<'_>,
     stored: &HashMap<String, Stored>,
     mode: Mode,
     (files, given): (&[PathBuf], &[PathBuf]),
+    duplicates: &mut BTreeSet<String>,
     report: &mut SyncReport,
     skipped: &mut Vec<Skip>,
 ) -> Result<Synced> {
@@ -853,34 +877,38 @@ fn sync_records(
     for s in stored.values().filter(|s| s.record) {
         rows_of.entry(s.path.as_str()).or_default().push(s);
     }
-    // Each file's place (absolute, as rows name it) and stat.
+    // Each file's place (absolute, as rows name it), its stat, and its rank in input order.
+    let places: Vec<String> = files
+        .iter()
+        .map(|f| crate::source::files::display_id(&absolute(f)))
+        .collect();
+    let rank: HashMap<&str, usize> = places
+        .iter()
+        .enumerate()
+        .map(|(i, at)| (at.as_str(), i))
+        .collect();
     let mut stat_of: HashMap<String, (u64, i64)> = HashMap::new();
     let mut fresh: HashSet<String> = HashSet::new();
     let mut kept: HashSet<String> = HashSet::new();
-    let mut changed: Vec<PathBuf> = Vec::new();
     // The name a file's skips carry, to its place.
     let mut place_of_name: HashMap<String, String> = HashMap::new();
-    for f in files {
-        let at = crate::source::files::display_id(&absolute(f));
+    for (f, at) in files.iter().zip(&places) {
         place_of_name.insert(crate::source::files::display_id(f), at.clone());
         match fs::metadata(f) {
             Err(e) => {
                 skipped.push(Skip::unreadable(crate::source::files::display_id(f), &e));
-                kept.insert(at);
+                kept.insert(at.clone());
             }
             Ok(md) => {
                 let (size, mtime) = (md.len(), mtime_ns(&md));
-                let current = rows_of.get(at.as_str()).map_or(0, |rows| {
-                    rows.iter().filter(|s| s.fresh(size, mtime)).count()
-                });
-                if current > 0 {
-                    report.seen += current as u64;
-                    report.unchanged += current as u64;
+                // Every row, not some: a file read in part keeps rows of its older version.
+                if rows_of
+                    .get(at.as_str())
+                    .is_some_and(|rows| rows.iter().all(|s| s.fresh(size, mtime)))
+                {
                     fresh.insert(at.clone());
-                } else {
-                    changed.push(f.clone());
                 }
-                stat_of.insert(at, (size, mtime));
+                stat_of.insert(at.clone(), (size, mtime));
             }
         }
     }
@@ -895,15 +923,73 @@ fn sync_records(
         pipeline,
         texts: &texts,
     };
-    let corpus = if changed.is_empty() {
-        Default::default()
-    } else {
-        pipeline.read(&Source::Records(changed), &sketcher)?
+    let corpus = loop {
+        let read: Vec<PathBuf> = files
+            .iter()
+            .zip(&places)
+            .filter(|(_, at)| stat_of.contains_key(*at) && !fresh.contains(*at))
+            .map(|(f, _)| f.clone())
+            .collect();
+        let corpus = if read.is_empty() {
+            Default::default()
+        } else {
+            pipeline.read(&Source::Records(read), &sketcher)?
+        };
+        if mode != Mode::Update {
+            break corpus;
+        }
+        let again: Vec<String> = duplicates
+            .iter()
+            .filter(|d| fresh.contains(*d))
+            .cloned()
+            .collect();
+        let ids: HashSet<&str> = corpus.documents.iter().map(|d| d.id.as_str()).collect();
+        let loses = || {
+            stored.iter().any(|(name, s)| {
+                s.record
+                    && !fresh.contains(&s.path)
+                    && !kept.contains(&s.path)
+                    && !ids.contains(name.as_str())
+            })
+        };
+        if again.is_empty() || !loses() {
+            break corpus;
+        }
+        for d in again {
+            fresh.remove(&d);
+        }
     };
-    // A file that could not be read to its end keeps the rows of the records not read.
+    for at in &fresh {
+        let rows = rows_of.get(at.as_str()).map_or(0, Vec::len) as u64;
+        report.seen += rows;
+        report.unchanged += rows;
+    }
+    let read: HashSet<&str> = stat_of
+        .keys()
+        .filter(|at| !fresh.contains(*at))
+        .map(String::as_str)
+        .collect();
+    duplicates.retain(|d| !read.contains(d.as_str()));
+    if mode == Mode::Update {
+        // The files of the corpus, the rest are gone.
+        duplicates.retain(|d| rank.contains_key(d.as_str()));
+    }
+    // The file of a skip: its name, or the name before a record's `:line`.
+    let file_of = |id: &str| -> Option<String> {
+        place_of_name
+            .get(id)
+            .or_else(|| place_of_name.get(id.rsplit_once(':')?.0))
+            .cloned()
+    };
     for s in &corpus.skipped {
+        // A file that could not be read to its end keeps the rows of the records not read.
         if let Some(at) = place_of_name.get(&s.id) {
             kept.insert(at.clone());
+        }
+        if records::is_duplicate_id(s)
+            && let Some(at) = file_of(&s.id)
+        {
+            duplicates.insert(at);
         }
     }
     skipped.extend(corpus.skipped);
@@ -960,8 +1046,26 @@ fn sync_records(
             mtime_ns,
             record: Some((*line, *offset)),
         };
-        seen.insert(doc.id.as_str());
         let old = stored.get(&doc.id);
+        // The id's row is in an input file not read this time, which still holds its record.
+        if let Some(s) = old
+            && s.record
+            && s.path != place.path
+            && !seen.contains(doc.id.as_str())
+            && !read.contains(s.path.as_str())
+            && let (Some(&theirs), Some(&ours)) =
+                (rank.get(s.path.as_str()), rank.get(place.path.as_str()))
+        {
+            if theirs < ours {
+                skipped.push(records::duplicate_id(source.name(), *line, &doc.id));
+                report.seen -= 1;
+                report.read -= 1;
+                duplicates.insert(place.path.clone());
+                continue;
+            }
+            duplicates.insert(s.path.clone());
+        }
+        seen.insert(doc.id.as_str());
         if let Some(s) = old
             && s.hash == row.hash
             && s.kind != Kind::Binary
@@ -1006,9 +1110,8 @@ fn sync_records(
     }
     w.flush()?;
 
-    // In an update, a record no longer in its file goes: from a file read whole, a row not seen;
-    // from a file not read, a row of an older version of it; and every row of a Parquet file
-    // gone from a given directory.
+    // In an update, a record not seen goes when its file was read whole, and when it was a
+    // Parquet file gone from a given directory.
     let gone = if mode == Mode::Update {
         let roots: Vec<PathBuf> = given
             .iter()
@@ -1017,10 +1120,11 @@ fn sync_records(
             .collect();
         stored
             .iter()
-            .filter(|(_, s)| s.record && !kept.contains(&s.path))
-            .filter(|(name, s)| match stat_of.get(&s.path) {
-                Some(&(size, mtime)) if fresh.contains(&s.path) => !s.fresh(size, mtime),
-                Some(_) => !seen.contains(name.as_str()),
+            .filter(|(name, s)| {
+                s.record && !kept.contains(&s.path) && !seen.contains(name.as_str())
+            })
+            .filter(|(_, s)| match stat_of.get(&s.path) {
+                Some(_) => !fresh.contains(&s.path),
                 None => {
                     let p = crate::source::files::path_of_id(&s.path);
                     roots.iter().any(|root| p.starts_with(root))

@@ -274,6 +274,9 @@ pub fn read_rows_at(
 ) -> Result<()> {
     let builder = open(path)?;
     let total = builder.metadata().file_metadata().num_rows() as u64;
+    if rows.first() == Some(&0) {
+        return Err(bad(path, "rows are numbered from 1, not 0".into()));
+    }
     if rows.last().is_some_and(|&r| r > total) {
         return Err(bad(
             path,
@@ -430,6 +433,11 @@ mod tests {
             .map(|&r| seen[r as usize - 1].clone())
             .collect();
         assert_eq!(again, want);
+        // Rows that are not in the file, as a tampered index or a JSON-lines offset could ask.
+        for rows in [[0u64, 1], [1, 20_001]] {
+            let err = read_rows_at(&path, &opts("meta.id", "body"), &rows, |_, _| {});
+            assert!(err.is_err(), "{rows:?}");
+        }
         let err = read_rows(&path, &opts("id", "text"), |_, _| {}).unwrap_err();
         assert!(err.to_string().contains("no column `text`"), "{err}");
         assert!(err.to_string().contains("meta.id, body"), "{err}");

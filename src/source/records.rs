@@ -290,6 +290,9 @@ pub struct RecordSource {
     compression: Compression,
     spool: Option<tempfile::TempPath>,
     reopened: AtomicUsize,
+    /// The longest line kept when lines are read again (`--max-line-length`): a file changed
+    /// since into one endless line costs no memory.
+    max_line: usize,
     /// For a Parquet source, the columns of the id and the text.
     #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     columns: Option<Box<RecordOptions>>,
@@ -316,6 +319,7 @@ impl RecordSource {
             compression: Compression::None,
             spool: None,
             reopened: AtomicUsize::new(0),
+            max_line: usize::MAX,
             columns: None,
         }
     }
@@ -324,6 +328,10 @@ impl RecordSource {
     /// each record's offset, not the source it was read from): its compression is sniffed
     /// from its first bytes, as when it was read.
     pub(crate) fn for_file(path: &Path, opts: &RecordOptions) -> io::Result<RecordSource> {
+        // Opening a FIFO or a device could block or never end.
+        if !std::fs::metadata(path)?.is_file() {
+            return Err(io::Error::other("not a regular file"));
+        }
         let (compression, _) = decode(Box::new(File::open(path)?))?;
         Ok(RecordSource {
             name: crate::source::files::display_id(path),
@@ -331,6 +339,7 @@ impl RecordSource {
             compression,
             spool: None,
             reopened: AtomicUsize::new(0),
+            max_line: max_line(opts),
             #[cfg(feature = "parquet")]
             columns: (compression == Compression::Parquet).then(|| Box::new(opts.clone())),
             #[cfg(not(feature = "parquet"))]
@@ -400,6 +409,15 @@ impl RecordSource {
         Ok(decode(Box::new(File::open(path)?))?.1)
     }
 
+    /// Reads the next line into `line`; one longer than `max_line` is consumed but left empty
+    /// (it was no record when first read). Returns the bytes consumed (0 at the end) and
+    /// whether the line was kept.
+    fn next_line(&self, r: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<(usize, bool)> {
+        read_line_capped(r, line, self.max_line, None).map_err(|e| match e {
+            LineError::Read(e) | LineError::Spool(e) => e,
+        })
+    }
+
     /// Reads the lines that start at `offsets` (ascending, distinct), without their line end.
     pub(crate) fn read_at(&self, offsets: &[u64]) -> io::Result<Vec<Vec<u8>>> {
         debug_assert!(offsets.windows(2).all(|w| w[0] < w[1]));
@@ -418,7 +436,13 @@ impl RecordSource {
             for &off in offsets {
                 r.seek(SeekFrom::Start(off))?;
                 let mut line = Vec::new();
-                r.read_until(b'\n', &mut line)?;
+                if !self.next_line(&mut r, &mut line)?.1 {
+                    // The file changed: no indexed record was ever so long.
+                    return Err(io::Error::other(format!(
+                        "the line at byte {off} is longer than {} bytes",
+                        self.max_line
+                    )));
+                }
                 trim_line_end(&mut line);
                 out.push(line);
             }
@@ -465,7 +489,7 @@ impl RecordSource {
         let (mut number, mut offset) = (0u64, 0u64);
         loop {
             line.clear();
-            let n = r.read_until(b'\n', &mut line)?;
+            let (n, _) = self.next_line(&mut r, &mut line)?;
             if n == 0 {
                 return Ok(());
             }
@@ -677,6 +701,7 @@ fn read_source(
         compression,
         spool: spool_path,
         reopened: AtomicUsize::new(0),
+        max_line: max_line(opts),
         columns: None,
     });
     let new_batch = || Batch {
@@ -686,10 +711,10 @@ fn read_source(
     };
     let mut batch = new_batch();
     let (mut number, mut offset) = (0u64, 0u64);
-    let max_line = usize::try_from(opts.max_line_bytes).unwrap_or(usize::MAX);
+    let max = max_line(opts);
     loop {
         let start = batch.buf.len();
-        let read = read_line_capped(&mut reader, &mut batch.buf, max_line, spool.as_mut());
+        let read = read_line_capped(&mut reader, &mut batch.buf, max, spool.as_mut());
         let (n, whole) = match read {
             Ok(x) => x,
             Err(LineError::Spool(e)) => {
@@ -775,6 +800,7 @@ fn read_parquet_source(
         compression: Compression::Parquet,
         spool: None,
         reopened: AtomicUsize::new(0),
+        max_line: max_line(opts),
         columns: Some(Box::new(opts.clone())),
     });
     let mut listening = true;
@@ -1008,13 +1034,7 @@ impl Ids {
                 self.repoint(&id, doc);
                 return Ok(id);
             }
-            Some(_) => {
-                return Err(Skip {
-                    id: format!("{source}:{line}"),
-                    kind: SkipKind::Malformed,
-                    reason: format!("duplicate id `{id}` (an earlier record has it)"),
-                });
-            }
+            Some(_) => return Err(duplicate_id(source, line, &id)),
         };
         self.insert(xxh3_64(id.as_bytes()), &id, doc, docs);
         if made_up {
@@ -1076,6 +1096,27 @@ impl Ids {
         }
         self.made_up[word] |= 1 << bit;
     }
+}
+
+/// The skip of the record at `line` of `source` whose `id` an earlier record has.
+pub(crate) fn duplicate_id(source: &str, line: u64, id: &str) -> Skip {
+    Skip {
+        id: format!("{source}:{line}"),
+        kind: SkipKind::Malformed,
+        reason: format!("{DUPLICATE_ID} `{id}` (an earlier record has it)"),
+    }
+}
+
+/// True for a skip made by [`duplicate_id`].
+pub(crate) fn is_duplicate_id(skip: &Skip) -> bool {
+    skip.kind == SkipKind::Malformed && skip.reason.starts_with(DUPLICATE_ID)
+}
+
+const DUPLICATE_ID: &str = "duplicate id";
+
+/// The longest line `opts` keep, line end included.
+fn max_line(opts: &RecordOptions) -> usize {
+    usize::try_from(opts.max_line_bytes).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]
@@ -1492,6 +1533,7 @@ mod tests {
             compression: Compression::None,
             spool: None,
             reopened: AtomicUsize::new(0),
+            max_line: usize::MAX,
             columns: None,
         })
     }

@@ -302,7 +302,7 @@ fn add_and_remove() {
         ])
         .code(2);
     assert!(
-        r.stderr.contains("c/nope.txt: not in the index"),
+        r.stderr.contains("c/nope.txt: not in the index i.db"),
         "{}",
         r.describe()
     );
@@ -796,4 +796,219 @@ fn records_are_indexed_one_by_one_updated_and_queried() {
         "{}",
         r.describe()
     );
+}
+
+/// Each indexed document's `(id, file name, line)`, by id.
+fn record_rows(d: &Dir, index: &str) -> Vec<(String, String, Option<i64>)> {
+    let conn = rusqlite::Connection::open(d.path().join(index)).unwrap();
+    let mut st = conn
+        .prepare("SELECT name, path, record_line FROM doc ORDER BY name")
+        .unwrap();
+    st.query_map([], |r| {
+        let path: String = r.get(1)?;
+        let file = std::path::Path::new(&path).file_name().unwrap();
+        Ok((r.get(0)?, file.to_string_lossy().into_owned(), r.get(2)?))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// `index update FILES` on `i.db`, which must then hold what a fresh build of FILES holds.
+fn update_as_built(d: &Dir, files: &[&str], more: &[&str]) -> Run {
+    let r = d
+        .ndup()
+        .args(["index", "update", "--index", "i.db"])
+        .args(files)
+        .args(RECORD_FIELDS)
+        .args(more)
+        .ok();
+    let _ = fs::remove_file(d.path().join("fresh.db"));
+    d.ndup()
+        .args(["index", "build", "--index", "fresh.db"])
+        .args(files)
+        .args(RECORD_FIELDS)
+        .args(more)
+        .ok();
+    assert_eq!(record_rows(d, "i.db"), record_rows(d, "fresh.db"));
+    r
+}
+
+fn row(id: &str, file: &str, line: i64) -> (String, String, Option<i64>) {
+    (id.into(), file.into(), Some(line))
+}
+
+/// An update read only the files that changed, so an id in two files went to whichever was
+/// read, and was lost when it left that one though the other still held it.
+#[test]
+fn an_id_in_two_files_is_indexed_from_the_earlier_whichever_was_read() {
+    let d = Dir::new();
+    let files = ["a.jsonl", "b.jsonl"];
+    write_records(&d, "a.jsonl", &[("x", text(1, 300)), ("a2", text(2, 300))]);
+    write_records(&d, "b.jsonl", &[("x", text(3, 300)), ("b2", text(4, 300))]);
+    d.ndup()
+        .args(["index", "build", "a.jsonl", "b.jsonl", "--index", "i.db"])
+        .args(RECORD_FIELDS)
+        .ok();
+    let mut rows = vec![
+        row("a2", "a.jsonl", 2),
+        row("b2", "b.jsonl", 2),
+        row("x", "a.jsonl", 1),
+    ];
+    assert_eq!(record_rows(&d, "i.db"), rows);
+
+    // Only b.jsonl changed: its x is skipped, as in a build.
+    write_records(&d, "b.jsonl", &[("x", text(3, 300)), ("b2", text(5, 300))]);
+    let r = update_as_built(&d, &files, &[]);
+    assert_eq!(
+        r.skips(),
+        [(
+            "b.jsonl:1".into(),
+            "malformed".into(),
+            "duplicate id `x` (an earlier record has it)".into()
+        )]
+    );
+    assert_eq!(record_rows(&d, "i.db"), rows);
+
+    // a.jsonl drops x: b.jsonl, unchanged, is read again for its x.
+    write_records(&d, "a.jsonl", &[("a2", text(2, 300))]);
+    update_as_built(&d, &files, &[]);
+    rows[0] = row("a2", "a.jsonl", 1);
+    rows[2] = row("x", "b.jsonl", 1);
+    assert_eq!(record_rows(&d, "i.db"), rows);
+
+    // x comes back to a.jsonl, the earlier file: it takes the row over.
+    write_records(&d, "a.jsonl", &[("a2", text(2, 300)), ("x", text(6, 300))]);
+    update_as_built(&d, &files, &[]);
+    rows[2] = row("x", "a.jsonl", 2);
+    assert_eq!(record_rows(&d, "i.db"), rows);
+
+    // Then nothing changed: nothing is read, and nothing moves.
+    let r = update_as_built(&d, &files, &[]);
+    assert_eq!(counts(&r), [0, 0, 3, 0, 0, 0, 3]);
+    assert_eq!(record_rows(&d, "i.db"), rows);
+}
+
+/// The rows a `--partial-input` update kept were removed by the next update, with nothing
+/// changed and nothing said: the file counted as unchanged because some of its rows matched it.
+#[test]
+fn rows_kept_from_a_partly_read_file_stay_until_the_file_is_read_whole() {
+    use std::io::Write;
+    let d = Dir::new();
+    let records: Vec<(String, String)> = (0..400).map(|i| (format!("r{i}"), text(i, 40))).collect();
+    let lines: String = records
+        .iter()
+        .map(|(id, t)| serde_json::json!({"meta": {"id": id}, "body": t}).to_string() + "\n")
+        .collect();
+    let gz = |lines: &str| {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(lines.as_bytes()).unwrap();
+        enc.finish().unwrap()
+    };
+    d.create("c.jsonl.gz", gz(&lines));
+    age(&d, "c.jsonl.gz", 3600);
+    let build = d
+        .ndup()
+        .args(["index", "build", "c.jsonl.gz", "--index", "i.db"])
+        .args(RECORD_FIELDS)
+        .ok();
+    assert_eq!(summary(&build)["documents"], 400);
+    let mut damaged = gz(&lines);
+    damaged.truncate(damaged.len() / 2);
+    d.create("c.jsonl.gz", damaged);
+    age(&d, "c.jsonl.gz", 1800);
+    for _ in 0..2 {
+        let r = d
+            .ndup()
+            .args(["index", "update", "c.jsonl.gz", "--index", "i.db"])
+            .args(RECORD_FIELDS)
+            .arg("--partial-input")
+            .ok();
+        assert_eq!(summary(&r)["documents"], 400, "{}", r.describe());
+        assert_eq!(summary(&r)["removed"], 0, "{}", r.describe());
+        assert_eq!(r.skips().len(), 1, "{}", r.describe());
+    }
+    // Read whole again, the file's records are those it has.
+    let first: String = lines.lines().take(100).map(|l| format!("{l}\n")).collect();
+    d.create("c.jsonl.gz", gz(&first));
+    let r = d
+        .ndup()
+        .args(["index", "update", "c.jsonl.gz", "--index", "i.db"])
+        .args(RECORD_FIELDS)
+        .ok();
+    assert_eq!(counts(&r), [0, 0, 100, 300, 100, 0, 100]);
+}
+
+/// A query of an indexed file's records matched each record with itself (the query named it
+/// by its line, the index `file:line`), and a query record without an id was taken for an
+/// indexed record whose id was its line number.
+#[test]
+fn query_records_are_named_as_the_index_names_them() {
+    let d = Dir::new();
+    let lines: String = [text(1, 300), text(2, 300)]
+        .iter()
+        .map(|t| serde_json::json!({"text": t}).to_string() + "\n")
+        .collect();
+    write_old(&d, "c.jsonl", &lines);
+    d.ndup()
+        .args(["index", "build", "c.jsonl", "--index", "i.db"])
+        .ok();
+    let r = d
+        .ndup()
+        .args([
+            "query",
+            "--index",
+            "i.db",
+            "c.jsonl",
+            "--fail-on-duplicates",
+        ])
+        .ok();
+    assert_eq!(matches(&r), []);
+
+    // An indexed record whose id is "1", and a query record without one.
+    write_old(
+        &d,
+        "ids.jsonl",
+        &(serde_json::json!({"id": "1", "text": text(3, 300)}).to_string() + "\n"),
+    );
+    d.ndup()
+        .args(["index", "add", "ids.jsonl", "--index", "i.db"])
+        .ok();
+    d.create(
+        "q.jsonl",
+        serde_json::json!({"text": near_copy(3)}).to_string() + "\n",
+    );
+    let r = d.ndup().args(["query", "--index", "i.db", "q.jsonl"]).ok();
+    assert_eq!(matches(&r), [("q.jsonl:1".into(), "1".into())]);
+}
+
+/// `update` compared the escaped ids of the rows with the real paths given, so the files
+/// deleted under a directory whose name is escaped in ids (a backslash, invalid UTF-8) stayed.
+#[test]
+fn update_removes_deleted_files_under_a_directory_with_an_escaped_name() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = Dir::new();
+    for dir in [&b"back\\slash"[..], &b"latin\xff"[..]] {
+        let dir = std::ffi::OsStr::from_bytes(dir);
+        let root = d.path().join(dir);
+        fs::create_dir_all(&root).unwrap();
+        fs::write(root.join("a.txt"), text(1, 300)).unwrap();
+        fs::write(root.join("b.txt"), text(2, 300)).unwrap();
+        let index = |cmd: &str| {
+            let r = d
+                .ndup()
+                .args(["index", cmd, "--index", "i.db"])
+                .arg(dir)
+                .ok();
+            summary(&r)
+        };
+        assert_eq!(index("build")["documents"], 2);
+        fs::remove_file(root.join("b.txt")).unwrap();
+        let s = index("update");
+        assert_eq!(
+            (s["documents"].as_u64(), s["removed"].as_u64()),
+            (Some(1), Some(1)),
+            "{s}"
+        );
+    }
 }

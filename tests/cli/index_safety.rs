@@ -414,3 +414,95 @@ fn unusable_index_files_are_named_with_how_to_rebuild() {
         );
     }
 }
+
+/// Replaces `name` with a FIFO nobody writes to: opening it to read blocks.
+fn fifo_in_place_of(d: &Dir, name: &str) {
+    let path = d.path().join(name);
+    fs::remove_file(&path).unwrap();
+    let made = Command::new("mkfifo").arg(&path).status().unwrap();
+    assert!(made.success());
+}
+
+/// An indexed file or record file replaced by a FIFO hung `query --verify exact`, which opened
+/// it to read the document again; a file turned into one endless line was read whole.
+#[test]
+fn documents_are_read_again_only_from_regular_files_and_lines_within_bounds() {
+    let d = corpus();
+    build(&d, "i.db");
+    let line = serde_json::json!({"id": "r", "text": text(3, 300)}).to_string() + "\n";
+    write_old(&d, "r.jsonl", &line);
+    d.ndup()
+        .args(["index", "add", "r.jsonl", "--index", "i.db", "-q"])
+        .ok();
+    fifo_in_place_of(&d, "c/d3.txt");
+    fifo_in_place_of(&d, "r.jsonl");
+    let r = d
+        .ndup()
+        .args(["query", "--index", "i.db", "q.txt", "--verify", "exact"])
+        .timeout(60)
+        .ok();
+    let mut skips = r.skips();
+    skips.sort();
+    let why = "could not be read again for exact verification: not a regular file";
+    assert_eq!(
+        skips,
+        [
+            ("c/d3.txt".into(), "unreadable".into(), why.into()),
+            ("r".into(), "unreadable".into(), why.into()),
+        ],
+        "{}",
+        r.describe()
+    );
+    // The estimate still decides.
+    assert_eq!(matches(&r).len(), 2, "{}", r.describe());
+
+    // A record file that became one line longer than --max-line-length: not read into memory.
+    fs::remove_file(d.path().join("r.jsonl")).unwrap();
+    d.create("r.jsonl", "x".repeat(1 << 20));
+    let r = d
+        .ndup()
+        .args(["query", "--index", "i.db", "q.txt", "--verify", "exact"])
+        .args(["--max-line-length", "1000"])
+        .ok();
+    assert_eq!(
+        r.skips(),
+        [
+            ("c/d3.txt".into(), "unreadable".into(), why.into()),
+            (
+                "r".into(),
+                "unreadable".into(),
+                "could not be read again for exact verification: \
+             the line at byte 0 is longer than 1000 bytes"
+                    .into()
+            ),
+        ],
+        "{}",
+        r.describe()
+    );
+}
+
+/// Two commands creating one index at once: one failed at once with "the index is busy", or
+/// with "not an ndup index", having seen the other's schema half written.
+#[test]
+fn two_writers_creating_one_index_both_succeed() {
+    let d = corpus();
+    write_old(&d, "c2/e.txt", &text(40, 300));
+    for round in 0..10 {
+        let index = format!("new{round}.db");
+        let mut first = d
+            .ndup()
+            .args(["index", "add", "c", "--index", &index, "-q"])
+            .spawn();
+        let second = d
+            .ndup()
+            .args(["index", "add", "c2", "--index", &index, "-q"])
+            .run();
+        let first_status = first.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(first.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(first_status.success(), "round {round}: {err}");
+        assert_eq!(second.code, Some(0), "round {round}: {}", second.describe());
+        let r = d.ndup().args(["query", "--index", &index, "c2/e.txt"]).ok();
+        assert_eq!(r.summary()["indexed"], 6, "round {round}");
+    }
+}

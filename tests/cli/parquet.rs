@@ -357,3 +357,49 @@ fn a_parquet_dataset_is_indexed_row_by_row_and_its_rows_read_again() {
         "{s}"
     );
 }
+
+/// A shard renamed (as Spark rewrites `part-*` files) lost every record on update: the rows of
+/// the file gone were removed after its records had moved to the new one.
+#[test]
+fn records_of_a_renamed_shard_are_kept() {
+    let d = Dir::new();
+    write(
+        &d.path().join("ds/part-0.parquet"),
+        &rows(6),
+        Compression::SNAPPY,
+        100,
+    );
+    let index = |cmd: &str| {
+        d.ndup()
+            .args(["index", cmd, "ds", "--index", "i.db"])
+            .args(FIELDS)
+            .ok()
+            .summary()
+    };
+    assert_eq!(index("build")["documents"], 5);
+    std::fs::rename(
+        d.path().join("ds/part-0.parquet"),
+        d.path().join("ds/part-1.parquet"),
+    )
+    .unwrap();
+    let s = index("update");
+    assert_eq!(
+        (
+            s["documents"].as_u64(),
+            s["updated"].as_u64(),
+            s["removed"].as_u64()
+        ),
+        (Some(5), Some(5), Some(0)),
+        "{s}"
+    );
+    let paths: Vec<String> = rusqlite::Connection::open(d.path().join("i.db"))
+        .unwrap()
+        .prepare("SELECT DISTINCT path FROM doc")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(paths.len(), 1);
+    assert!(paths[0].ends_with("part-1.parquet"), "{paths:?}");
+}
