@@ -41,7 +41,8 @@ __all__ = [
     "__version__",
 ]
 
-#: datasketch's name for the index.
+#: datasketch's name for the index: the same class as ``LSH``, whose default threshold is 0.8
+#: (datasketch's ``MinHashLSH`` defaults to 0.9: pass ``threshold=`` to band alike).
 MinHashLSH = LSH
 
 #: The largest file ``scan`` reads by default, in bytes (larger ones are skipped).
@@ -106,10 +107,18 @@ class DedupSummary:
 
 
 def _options(**kw: Any) -> dict[str, Any]:
-    kw["glob"] = list(kw["glob"])
-    kw["exclude"] = list(kw["exclude"])
-    if kw["stopwords"] is not None:
-        kw["stopwords"] = list(kw["stopwords"])
+    for name in ("glob", "exclude", "stopwords"):
+        value = kw[name]
+        if value is None:
+            continue
+        # A str is an iterable of str, but one pattern split into characters is never meant:
+        # refused, as MinHasher(stopwords="the") refuses it.
+        if isinstance(value, (str, bytes)):
+            raise TypeError(
+                f"{name} takes a list of str, not a single {type(value).__name__} "
+                f"(write {name}=[{value!r}])"
+            )
+        kw[name] = list(value)
     return kw
 
 
@@ -186,7 +195,9 @@ def scan(
       into each record or row). Plain strings are always texts.
 
     Every other argument is the command line's flag of the same name (``--threshold``,
-    ``--verify``, ``--exact``, ``--containment``, ``--num-perm``...), with its default. Pairs
+    ``--verify``, ``--exact``, ``--containment``, ``--num-perm``...), with its default; the
+    repeatable ones take lists (``glob=["*.md"]``, ``exclude=["*.log"]``,
+    ``stopwords=["the", "of"]``), and a lone ``str`` there is a ``TypeError``. Pairs
     are sorted (documents in a list of texts: by position), and each holds the estimate and,
     when it was computed, the exact Jaccard. ``clusters=True`` also returns the connected
     components of the pairs. The GIL is released while the scan runs.
@@ -310,10 +321,11 @@ def dedup_arrow(
 
     ``table`` is a pyarrow Table or RecordBatchReader, or anything with the Arrow C stream
     interface (``__arrow_c_stream__``: Polars DataFrames, pandas DataFrames, Hugging Face
-    datasets...). It is read in place: the text column (string, large_string or string_view)
-    is not copied. The result is a ``pyarrow.Table`` with the input's schema whose chunks are
-    slices of the input, so the kept rows are not copied either (``combine_chunks()`` compacts
-    it when many short runs were dropped).
+    datasets...). It is read in place: the text column (string, large_string or string_view,
+    or a dictionary of them: pandas and Polars categoricals) is not copied. The result is a
+    ``pyarrow.Table`` with the input's schema whose chunks are slices of the input, so the kept
+    rows are not copied either (``combine_chunks()`` compacts it when many short runs were
+    dropped).
 
     Exact duplicates (the same normalized text) go first, then near duplicates through MinHash,
     LSH and verification with the same parameters as ``scan``; clusters are joined
@@ -322,7 +334,8 @@ def dedup_arrow(
     row). ``id_column`` names the rows for those ties; a table without that column (or
     ``id_column=None``) numbers its rows from 1, as the command line numbers records without an
     id. A row whose text is null is left out (it is neither kept nor dropped; a warning says
-    so). With ``with_summary=True``, returns ``(table, DedupSummary)``.
+    so). ``stopwords`` is a list of str (a lone ``str`` is a ``TypeError``). With
+    ``with_summary=True``, returns ``(table, DedupSummary)``.
 
     The GIL is released while deduplicating.
     """

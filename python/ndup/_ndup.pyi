@@ -30,9 +30,12 @@ class MinHasher:
         lowercase: bool = True,
         collapse_whitespace: bool = True,
         trim: bool = True,
-    ) -> None: ...
+    ) -> None:
+        """`stopwords` is a list of str (a lone str is a TypeError)."""
     def sign(self, text: str) -> Optional[Signature]:
-        """The signature of `text`, or None when it has no shingle."""
+        """The signature of `text`, or None when it has no shingle (nothing left after
+        normalization: "" or white space alone). A text shorter than `k` characters is one
+        shingle, and has a signature."""
     def sign_batch(self, texts: Iterable[str], *, threads: Optional[int] = None) -> list[Optional[Signature]]:
         """The signatures of `texts`, in order, signed without the GIL on every core (or on
         `threads` threads; 1: the calling thread)."""
@@ -62,7 +65,9 @@ class Signature:
         was signed from text shingled otherwise."""
     def to_numpy(self) -> npt.NDArray[np.uint32]:
         """A read-only view of the slots, sharing this signature's memory."""
-    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> npt.NDArray[Any]: ...
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> npt.NDArray[Any]:
+        """The slots (a read-only view), or a copy as `dtype`; with `copy=False`, ValueError
+        when a copy is needed (NumPy 2's protocol)."""
     @staticmethod
     def from_numpy(
         slots: npt.NDArray[np.uint32],
@@ -89,7 +94,10 @@ class Signature:
     def __hash__(self) -> int: ...
 
 class MinHash:
-    """A signature fed token by token, as datasketch's `MinHash` is."""
+    """A signature fed token by token, as datasketch's `MinHash` is. It keeps each distinct
+    token hash once, and its signature until the next change; an empty one's slots are all
+    0xFFFFFFFF, as datasketch's. Equal to another MinHash of the same parameters and slots;
+    unhashable."""
 
     def __init__(self, num_perm: int = 128, seed: int = 42, sketch: SketchName = "fss") -> None: ...
     def update(self, token: Union[str, bytes]) -> None: ...
@@ -98,7 +106,7 @@ class MinHash:
         """Adds every token of `other`: the MinHash of the union."""
     def jaccard(self, other: Union[MinHash, Signature]) -> float: ...
     def signature(self) -> Signature:
-        """The signature of every token added (ValueError when none was)."""
+        """The signature of every token added (of none: every slot 0xFFFFFFFF)."""
     def digest(self) -> npt.NDArray[np.uint32]: ...
     def is_empty(self) -> bool: ...
     def copy(self) -> MinHash: ...
@@ -110,9 +118,12 @@ class MinHash:
     @property
     def sketch(self) -> SketchName: ...
     def __len__(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+    __hash__: None  # type: ignore[assignment]
 
 class LSH:
-    """An in-memory banded LSH index, in the shape of datasketch's `MinHashLSH`; it pickles."""
+    """An in-memory banded LSH index, in the shape of datasketch's `MinHashLSH`; it pickles,
+    and threads may share it (queries run side by side; a change waits for them)."""
 
     def __init__(
         self,
@@ -125,7 +136,8 @@ class LSH:
         rows: Optional[int] = None,
     ) -> None: ...
     def insert(self, key: Hashable, minhash: Union[Signature, MinHash], check_duplication: bool = True) -> None:
-        """Indexes `minhash` under `key`; ValueError for a key already indexed."""
+        """Indexes `minhash` under `key`; ValueError for a key already indexed. A refused
+        insertion leaves the index unchanged."""
     def insert_batch(self, keys: Iterable[Hashable], minhashes: Iterable[Union[Signature, MinHash]]) -> None:
         """Indexes `minhashes[i]` under `keys[i]`, as many `insert` calls would, with the bands
         hashed on every core and the GIL released. All or nothing: a key already indexed or twice
@@ -139,7 +151,8 @@ class LSH:
         """Removes `key`; ValueError when it is not indexed."""
     def keys(self) -> list[Any]: ...
     def is_empty(self) -> bool: ...
-    def insertion_session(self) -> LSH: ...
+    def insertion_session(self, buffer_size: int = 50000) -> LSH:
+        """This index (`buffer_size` is accepted, as in datasketch, and ignored)."""
     def __enter__(self) -> LSH: ...
     def __exit__(self, *args: object) -> bool: ...
     def __contains__(self, key: Hashable) -> bool: ...
@@ -214,4 +227,4 @@ def _scan_paths(paths: list[str], clusters: bool, options: dict[str, Any]) -> di
 def _dedup_arrow(
     table: Any, text_column: str, id_column: Optional[str], keep: str, options: dict[str, Any]
 ) -> tuple[Any, dict[str, Any]]: ...
-def _signature_from_state(sketch: str, seed: int, slots: bytes) -> Signature: ...
+def _signature_from_state(sketch: str, seed: int, slots: bytes, shingling: Optional[str] = None) -> Signature: ...

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, LargeStringArray, RecordBatch, StringArray, StringViewArray};
@@ -352,26 +353,47 @@ enum Strings {
     Utf8(StringArray),
     Large(LargeStringArray),
     View(StringViewArray),
+    /// A dictionary-encoded column (a pandas or Polars categorical): each row's value is read
+    /// through its key, so a column whose few values repeat over many rows is never expanded.
+    Dict {
+        /// Each row's value, as a position in `values`.
+        keys: Vec<usize>,
+        /// The column itself, for the rows whose key is null.
+        column: ArrayRef,
+        values: Box<Strings>,
+    },
     /// Every value missing.
     Null,
 }
 
 impl Strings {
-    /// The column as strings: string columns as they are (no copy); `cast` says whether other
-    /// types are converted to strings (ids) or refused (texts).
+    /// The column as strings: string columns (plain or dictionary-encoded) as they are, without
+    /// a copy; `cast` says whether other types are converted to strings (ids) or refused (texts).
     fn of(column: &ArrayRef, name: &str, cast: bool) -> PyResult<Strings> {
         Ok(match column.data_type() {
             DataType::Utf8 => Strings::Utf8(column.as_string::<i32>().clone()),
             DataType::LargeUtf8 => Strings::Large(column.as_string::<i64>().clone()),
             DataType::Utf8View => Strings::View(column.as_string_view().clone()),
             DataType::Null => Strings::Null,
-            DataType::Dictionary(_, values)
-                if matches!(
-                    **values,
-                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-                ) =>
-            {
-                Strings::of(&to_utf8(column, name)?, name, false)?
+            DataType::Dictionary(_, _) => {
+                let dict = column.as_any_dictionary();
+                let values = dict.values();
+                if values.is_empty() {
+                    // No value to point to: every key is null (or the column is empty).
+                    return Ok(Strings::Null);
+                }
+                let values = Strings::of(values, name, cast).map_err(|e| match cast {
+                    true => e,
+                    false => PyTypeError::new_err(format!(
+                        "column '{name}' holds {}, not strings",
+                        column.data_type()
+                    )),
+                })?;
+                Strings::Dict {
+                    keys: dict.normalized_keys(),
+                    column: Arc::clone(column),
+                    values: Box::new(values),
+                }
             }
             other if cast => Strings::of(&to_utf8(column, name)?, name, false).map_err(|_| {
                 PyTypeError::new_err(format!("column '{name}' ({other}) cannot be read as ids"))
@@ -392,6 +414,14 @@ impl Strings {
             Strings::Utf8(a) => at(a, row, |a| a.value(row)),
             Strings::Large(a) => at(a, row, |a| a.value(row)),
             Strings::View(a) => at(a, row, |a| a.value(row)),
+            Strings::Dict {
+                keys,
+                column,
+                values,
+            } => match column.is_null(row) {
+                true => None,
+                false => values.get(keys[row]),
+            },
             Strings::Null => None,
         }
     }
@@ -558,7 +588,6 @@ fn kept_slices(batches: &[RecordBatch], kept: &[bool]) -> Vec<RecordBatch> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     #[test]
     fn kept_rows_are_runs_of_slices() {

@@ -1,7 +1,14 @@
 //! `LSH`, the in-memory banded index in the shape of datasketch's `MinHashLSH`, and `tune`.
 
-use pyo3::exceptions::PyValueError;
+use std::cell::{Cell, RefCell};
+use std::ops::{Deref, DerefMut};
+use std::sync::{LockResult, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
+
+use pyo3::PyTraverseError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
+use pyo3::sync::RwLockExt;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use ndup::candidates::lsh::LshParams;
@@ -130,25 +137,67 @@ fn py_tune<'py>(
 /// fixes the seed and sketch: another is refused with a ValueError. A query returns the keys
 /// that share a band with the signature, in insertion order; they are candidates, to be checked
 /// with `Signature.jaccard`. `insert_batch` and `query_batch` do many at once, on every core
-/// with the GIL released. An index pickles (its keys and their band hashes).
-#[pyclass(name = "LSH", module = "ndup")]
+/// with the GIL released. An index may be shared between threads: queries run side by side,
+/// and a change waits for them (and they for it). An index pickles (its keys and their band
+/// hashes).
+#[pyclass(name = "LSH", module = "ndup", frozen)]
 pub(crate) struct PyLsh {
-    lsh: MinHashLsh<u64>,
     num_perm: usize,
     threshold: f64,
-    /// Each key's number in `lsh`; numbers grow with each insertion, so sorting by number is
-    /// insertion order.
+    banding: LshParams,
+    /// The library index, keyed by entry numbers; numbers grow with each insertion, so sorting
+    /// by number is insertion order. Its lock also guards the contents of `numbers` and `keys`,
+    /// which change only under its write lock.
+    index: RwLock<MinHashLsh<u64>>,
+    /// Each key's number. The two containers stay the same objects for the index's lifetime
+    /// (only their contents change), so that the garbage collector reaches the keys through
+    /// them without taking `index`'s lock: a lock another thread can take in the middle of a
+    /// collection would make two traversals of one collection disagree.
     numbers: Py<PyDict>,
-    /// The key of each number, `None` once removed. Why a vector: a query maps every candidate
-    /// back to its key, and indexing is cheaper than hashing; a removed key leaves 8 bytes.
-    keys: Vec<Option<Py<PyAny>>>,
-    /// Keys indexed.
-    len: usize,
+    /// The key of each number (None once removed); the next number is its length. Why a list:
+    /// a query maps every candidate back to its key, and indexing is cheaper than hashing.
+    keys: Py<PyList>,
 }
 
 thread_local! {
-    /// The numbers a query returns, reused from one `query` call to the next.
-    static FOUND: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The numbers a query returns, reused from one `query` call to the next (taken out while
+    /// in use: building the result runs Python code, which may query again).
+    static FOUND: Cell<Vec<u64>> = const { Cell::new(Vec::new()) };
+    /// The indexes whose lock this thread holds. Python code run under the lock (a key's
+    /// `__hash__` or `__eq__`, a finalizer the garbage collector calls) may call back into the
+    /// same index, which would then wait forever for its own thread: such a call raises
+    /// instead.
+    static HELD: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A guard of an index's lock, registered in [`HELD`] while it lives.
+struct Locked<G> {
+    guard: G,
+    index: usize,
+}
+
+impl<G: Deref> Deref for Locked<G> {
+    type Target = G::Target;
+
+    fn deref(&self) -> &G::Target {
+        &self.guard
+    }
+}
+
+impl<G: DerefMut> DerefMut for Locked<G> {
+    fn deref_mut(&mut self) -> &mut G::Target {
+        &mut self.guard
+    }
+}
+
+impl<G> Drop for Locked<G> {
+    fn drop(&mut self) {
+        HELD.with_borrow_mut(|held| {
+            if let Some(i) = held.iter().rposition(|&x| x == self.index) {
+                held.swap_remove(i);
+            }
+        });
+    }
 }
 
 /// A signature borrowed from its Python object, or made from a `MinHash`.
@@ -167,6 +216,42 @@ impl Sig<'_> {
 }
 
 impl PyLsh {
+    fn new_index(banding: LshParams) -> PyResult<MinHashLsh<u64>> {
+        MinHashLsh::with_bands(banding.bands, banding.rows).or_py()
+    }
+
+    /// Takes the index's lock with `take`, unless this thread holds it already.
+    fn lock<'a, G>(
+        &'a self,
+        take: impl FnOnce(&'a RwLock<MinHashLsh<u64>>) -> LockResult<G>,
+    ) -> PyResult<Locked<G>> {
+        let index = self as *const Self as usize;
+        if HELD.with_borrow(|held| held.contains(&index)) {
+            return Err(PyRuntimeError::new_err(
+                "this LSH is already in use by this thread: a key's __hash__ or __eq__, or a \
+                 finalizer, called it while it was being used",
+            ));
+        }
+        let guard = take(&self.index).map_err(|_| {
+            PyRuntimeError::new_err(
+                "this LSH is unusable: a change to it was interrupted by an internal error \
+                 (build the index again)",
+            )
+        })?;
+        HELD.with_borrow_mut(|held| held.push(index));
+        Ok(Locked { guard, index })
+    }
+
+    /// The index for reading, waiting (with the interpreter detached) while a change runs.
+    fn read(&self, py: Python<'_>) -> PyResult<Locked<RwLockReadGuard<'_, MinHashLsh<u64>>>> {
+        self.lock(|l| l.read_py_attached(py))
+    }
+
+    /// The index for changing, waiting (with the interpreter detached) for every other use.
+    fn write(&self, py: Python<'_>) -> PyResult<Locked<RwLockWriteGuard<'_, MinHashLsh<u64>>>> {
+        self.lock(|l| l.write_py_attached(py))
+    }
+
     /// The signature of `m` (a Signature or a MinHash), refused unless it has the index's
     /// width (the library index checks the rest).
     fn signature<'py>(&self, m: &Bound<'py, PyAny>) -> PyResult<Sig<'py>> {
@@ -184,17 +269,14 @@ impl PyLsh {
         Ok(sig)
     }
 
-    /// The keys of `numbers`, as a list.
+    /// The keys of `numbers`, as a list (under a lock of the index).
     fn key_list<'py>(&self, py: Python<'py>, numbers: &[u64]) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(
-            py,
-            numbers.iter().map(|&n| {
-                self.keys[n as usize]
-                    .as_ref()
-                    .expect("the index holds only live numbers")
-                    .bind(py)
-            }),
-        )
+        let keys = self.keys.bind(py);
+        let found = numbers
+            .iter()
+            .map(|&n| keys.get_item(n as usize))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, found)
     }
 
     /// Records `key` under `n` unless it is already a key: one dict lookup, where `in` and
@@ -217,6 +299,13 @@ impl PyLsh {
             Ok(r) => PyValueError::new_err(format!(
                 "the key {r} is already in the index (remove it first)"
             )),
+            Err(e) => e,
+        }
+    }
+
+    fn missing(key: &Bound<'_, PyAny>) -> PyErr {
+        match key.repr() {
+            Ok(r) => PyValueError::new_err(format!("the key {r} is not in the index")),
             Err(e) => e,
         }
     }
@@ -245,24 +334,25 @@ impl PyLsh {
             None => (bands, rows),
         };
         let weights = weights.map_or_else(Weights::default, |(fp, fn_)| Weights { fp, fn_ });
-        let (num_perm, lsh) =
+        let (num_perm, banding) =
             resolve_banding(Some(num_perm), bands, rows, threshold, weights, false)?;
         Ok(PyLsh {
-            lsh: MinHashLsh::with_bands(lsh.bands, lsh.rows).or_py()?,
             num_perm,
             threshold,
+            banding,
+            index: RwLock::new(Self::new_index(banding)?),
             numbers: PyDict::new(py).unbind(),
-            keys: Vec::new(),
-            len: 0,
+            keys: PyList::empty(py).unbind(),
         })
     }
 
     /// Indexes `minhash` (a Signature or a MinHash) under `key`. A key already indexed is a
     /// ValueError, as in datasketch (`check_duplication` is accepted for compatibility; the
-    /// check is always made, and costs nothing).
+    /// check is always made, and costs nothing). A refused insertion leaves the index as it
+    /// was, the parameters a first signature fixes included.
     #[pyo3(signature = (key, minhash, check_duplication=true))]
     fn insert(
-        &mut self,
+        &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         minhash: &Bound<'_, PyAny>,
@@ -270,23 +360,27 @@ impl PyLsh {
     ) -> PyResult<()> {
         let _ = check_duplication;
         let sig = self.signature(minhash)?;
-        let n = self.keys.len() as u64;
-        self.lsh.insert(n, sig.get()).or_py()?;
-        // The key last: a duplicate or unhashable key (TypeError) is rare, and undoing the
-        // insertion then is cheaper than looking the key up twice every time.
-        match self.claim(py, key, n) {
-            Ok(true) => {}
-            Ok(false) => {
-                self.lsh.remove(&n);
-                return Err(Self::duplicate(key));
-            }
-            Err(e) => {
-                self.lsh.remove(&n);
-                return Err(e);
-            }
+        let mut index = self.write(py)?;
+        let keys = self.keys.bind(py);
+        let n = keys.len() as u64;
+        // The key first: an unhashable or duplicate key must not reach the library index, whose
+        // first insertion fixes the signature parameters for good.
+        if !self.claim(py, key, n)? {
+            drop(index);
+            return Err(Self::duplicate(key));
         }
-        self.keys.push(Some(key.clone().unbind()));
-        self.len += 1;
+        let numbers = self.numbers.bind(py);
+        if let Err(e) = keys.append(key) {
+            // Cannot fail: stored by this call.
+            let _ = numbers.del_item(key);
+            return Err(e);
+        }
+        if let Err(e) = index.insert(n, sig.get()) {
+            // Cannot fail: both were stored by this call.
+            let _ = numbers.del_item(key);
+            let _ = keys.del_item(n as usize);
+            return Err(to_py(e));
+        }
         Ok(())
     }
 
@@ -295,60 +389,65 @@ impl PyLsh {
     /// nothing: a key already indexed or twice in `keys`, or a signature of other parameters, is
     /// a ValueError and the index is unchanged.
     fn insert_batch(
-        &mut self,
+        &self,
         py: Python<'_>,
         keys: &Bound<'_, PyAny>,
         minhashes: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let first = self.keys.len() as u64;
-        let mut claimed: Vec<Bound<'_, PyAny>> = Vec::new();
+        // Both iterables are read before the index is locked: iterating runs the caller's code,
+        // which may use this index.
+        let mut batch: Vec<Bound<'_, PyAny>> = Vec::new();
         let mut sigs: Vec<Sig<'_>> = Vec::new();
-        let undo = |claimed: &[Bound<'_, PyAny>], e: PyErr| -> PyErr {
-            let numbers = self.numbers.bind(py);
-            for k in claimed {
+        let mut ms = minhashes.try_iter()?;
+        let uneven = || PyValueError::new_err("keys and minhashes have different lengths");
+        for key in keys.try_iter()? {
+            let key = key?;
+            let m = ms.next().ok_or_else(uneven)??;
+            sigs.push(self.signature(&m)?);
+            batch.push(key);
+        }
+        if ms.next().is_some() {
+            return Err(uneven());
+        }
+        let mut index = self.write(py)?;
+        let numbers = self.numbers.bind(py);
+        let list = self.keys.bind(py);
+        let first = list.len() as u64;
+        let undo = |claimed: usize| {
+            for k in &batch[..claimed] {
                 // Cannot fail: each was stored by this call.
                 let _ = numbers.del_item(k);
             }
-            e
         };
-        let mut ms = minhashes.try_iter()?;
-        for key in keys.try_iter()? {
-            let step = (|| {
-                let key = key?;
-                let Some(m) = ms.next() else {
-                    return Err(PyValueError::new_err(
-                        "keys and minhashes have different lengths",
-                    ));
-                };
-                sigs.push(self.signature(&m?)?);
-                match self.claim(py, &key, first + claimed.len() as u64)? {
-                    true => Ok(key),
-                    false => Err(Self::duplicate(&key)),
+        for (i, key) in batch.iter().enumerate() {
+            match self.claim(py, key, first + i as u64) {
+                Ok(true) => {}
+                Ok(false) => {
+                    undo(i);
+                    drop(index);
+                    return Err(Self::duplicate(key));
                 }
-            })();
-            match step {
-                Ok(key) => claimed.push(key),
-                Err(e) => return Err(undo(&claimed, e)),
+                Err(e) => {
+                    undo(i);
+                    return Err(e);
+                }
             }
-        }
-        if ms.next().is_some() {
-            return Err(undo(
-                &claimed,
-                PyValueError::new_err("keys and minhashes have different lengths"),
-            ));
         }
         let refs: Vec<(u64, &Signature)> = sigs
             .iter()
             .enumerate()
             .map(|(i, s)| (first + i as u64, s.get()))
             .collect();
-        let lsh = &mut self.lsh;
+        let lsh: &mut MinHashLsh<u64> = &mut index;
+        // The library checks every signature before it changes anything: on error, only the
+        // keys claimed above are to be undone.
         if let Err(e) = py.detach(|| lsh.insert_batch(refs)) {
-            return Err(undo(&claimed, to_py(e)));
+            undo(batch.len());
+            return Err(to_py(e));
         }
-        self.len += claimed.len();
-        self.keys
-            .extend(claimed.into_iter().map(|k| Some(k.unbind())));
+        for key in &batch {
+            list.append(key)?;
+        }
         Ok(())
     }
 
@@ -359,10 +458,14 @@ impl PyLsh {
         minhash: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let sig = self.signature(minhash)?;
-        FOUND.with_borrow_mut(|found| {
-            self.lsh.query_into(sig.get(), found).or_py()?;
-            self.key_list(py, found)
-        })
+        let index = self.read(py)?;
+        let mut found = FOUND.take();
+        let keys = index
+            .query_into(sig.get(), &mut found)
+            .or_py()
+            .and_then(|()| self.key_list(py, &found));
+        FOUND.set(found);
+        keys
     }
 
     /// `query` for each of `minhashes`, on every core with the GIL released.
@@ -376,7 +479,8 @@ impl PyLsh {
             sigs.push(self.signature(&m?)?);
         }
         let refs: Vec<&Signature> = sigs.iter().map(Sig::get).collect();
-        let lsh = &self.lsh;
+        let index = self.read(py)?;
+        let lsh: &MinHashLsh<u64> = &index;
         let found = py.detach(|| lsh.query_batch(&refs)).or_py()?;
         let lists = found
             .iter()
@@ -386,39 +490,49 @@ impl PyLsh {
     }
 
     /// Removes `key`; a key not in the index is a ValueError, as in datasketch.
-    fn remove(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn remove(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut index = self.write(py)?;
         let numbers = self.numbers.bind(py);
         let Some(n) = numbers.get_item(key)? else {
-            return Err(PyValueError::new_err(format!(
-                "the key {} is not in the index",
-                key.repr()?
-            )));
+            drop(index);
+            return Err(Self::missing(key));
         };
         let n: u64 = n.extract()?;
+        let keys = self.keys.bind(py);
+        // Held until the lock is released: the last reference to the stored key (which may be
+        // another object than `key`, equal to it) runs its finalizer when it goes.
+        let stored = keys.get_item(n as usize)?;
         numbers.del_item(key)?;
-        self.keys[n as usize] = None;
-        self.len -= 1;
-        self.lsh.remove(&n);
+        keys.set_item(n as usize, py.None())?;
+        index.remove(&n);
+        drop(index);
+        drop(stored);
         Ok(())
     }
 
     /// The keys, in insertion order.
-    fn keys(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
-        self.keys
-            .iter()
-            .flatten()
-            .map(|k| k.clone_ref(py))
-            .collect()
+    fn keys<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let index = self.read(py)?;
+        let mut out = Vec::with_capacity(index.len());
+        for (n, key) in self.keys.bind(py).iter().enumerate() {
+            // A removed key's slot holds None, which is also a key one may index.
+            if index.contains(&(n as u64)) {
+                out.push(key);
+            }
+        }
+        Ok(out)
     }
 
     /// True when no key is indexed.
-    fn is_empty(&self) -> bool {
-        self.len == 0
+    fn is_empty(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.read(py)?.is_empty())
     }
 
     /// This index, for `with lsh.insertion_session() as session: session.insert(...)`, as in
-    /// datasketch (every insertion is immediate anyway).
-    fn insertion_session(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+    /// datasketch (every insertion is immediate: `buffer_size` is accepted and ignored).
+    #[pyo3(signature = (buffer_size=50_000))]
+    fn insertion_session(slf: Bound<'_, Self>, buffer_size: i64) -> Bound<'_, Self> {
+        let _ = buffer_size;
         slf
     }
 
@@ -427,7 +541,7 @@ impl PyLsh {
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+    fn __exit__(&self, _args: &Bound<'_, PyTuple>) -> bool {
         false
     }
 
@@ -435,17 +549,12 @@ impl PyLsh {
     /// signatures (the index keeps no more of them): the index unpickled answers every query
     /// as this one does.
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let mut parts = self.lsh.to_parts();
+        let index = self.read(py)?;
+        let mut parts = index.to_parts();
         parts.entries.sort_unstable_by_key(|(n, _)| *n);
-        let keys = PyList::new(
-            py,
-            parts.entries.iter().map(|(n, _)| {
-                self.keys[*n as usize]
-                    .as_ref()
-                    .expect("the index holds only live numbers")
-                    .bind(py)
-            }),
-        )?;
+        let numbers: Vec<u64> = parts.entries.iter().map(|(n, _)| *n).collect();
+        let keys = self.key_list(py, &numbers)?;
+        drop(index);
         let hashes: Vec<u8> = parts
             .entries
             .iter()
@@ -467,29 +576,63 @@ impl PyLsh {
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let _index = self.read(py)?;
         self.numbers.bind(py).contains(key)
     }
 
-    fn __len__(&self) -> usize {
-        self.len
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.read(py)?.len())
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.numbers)?;
+        visit.call(&self.keys)
+    }
+
+    /// Empties the index, which then holds no Python object (the collector breaks a cycle
+    /// through it here). The library index is emptied too, so that what remains is a valid
+    /// empty index should a finalizer still use it.
+    fn __clear__(&self) {
+        let mut index = match self.index.try_write() {
+            Ok(index) => index,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            // In use: then the index is reachable, and the collector does not clear it.
+            Err(TryLockError::WouldBlock) => return,
+        };
+        let Ok(empty) = MinHashLsh::with_bands(self.banding.bands, self.banding.rows) else {
+            return;
+        };
+        *index = empty;
+        self.index.clear_poison();
+        Python::attach(|py| {
+            let numbers = self.numbers.bind(py);
+            let keys = self.keys.bind(py);
+            // Moved out first, and released with the lock: releasing a key may run its
+            // finalizer, which may use this index.
+            let old = (numbers.copy(), keys.get_slice(0, keys.len()));
+            numbers.clear();
+            let _ = keys.del_slice(0, keys.len());
+            drop(index);
+            drop(old);
+        });
     }
 
     /// Bands of the banding.
     #[getter]
     fn bands(&self) -> usize {
-        self.lsh.bands().bands
+        self.banding.bands
     }
 
     /// Rows (slots) per band.
     #[getter]
     fn rows(&self) -> usize {
-        self.lsh.bands().rows
+        self.banding.rows
     }
 
     /// `(bands, rows)`, as datasketch's `MinHashLSH.b` and `.r`.
     #[getter]
     fn params(&self) -> (usize, usize) {
-        (self.bands(), self.rows())
+        (self.banding.bands, self.banding.rows)
     }
 
     /// Slots per signature.
@@ -504,15 +647,15 @@ impl PyLsh {
         self.threshold
     }
 
-    fn __repr__(&self) -> String {
-        format!(
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
             "LSH(threshold={}, num_perm={}, bands={}, rows={}) with {} keys",
             self.threshold,
             self.num_perm,
-            self.bands(),
-            self.rows(),
-            self.len
-        )
+            self.banding.bands,
+            self.banding.rows,
+            self.read(py)?.len()
+        ))
     }
 }
 
@@ -571,11 +714,11 @@ fn lsh_from_state(
         numbers.set_item(key, n)?;
     }
     Ok(PyLsh {
-        lsh,
         num_perm,
         threshold,
+        banding: LshParams { bands, rows },
+        index: RwLock::new(lsh),
         numbers: numbers.unbind(),
-        len: keys.len(),
-        keys: keys.into_iter().map(Some).collect(),
+        keys: PyList::new(py, keys)?.unbind(),
     })
 }

@@ -1,6 +1,8 @@
 //! `MinHasher`, `Signature` and `MinHash`: the library's signatures, and a datasketch-shaped
 //! incremental builder.
 
+use std::sync::OnceLock;
+
 use numpy::ndarray::ArrayView1;
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -151,7 +153,9 @@ impl PyMinHasher {
     }
 
     /// The signature of `text`, or None when it has no shingle (nothing left after
-    /// normalization, or fewer characters than `k`): such a text is never paired by a scan.
+    /// normalization, as for "" or white space alone): such a text is never paired by a scan.
+    /// A text shorter than `k` characters is one shingle, the whole text, and has a signature,
+    /// as the scan signs it.
     fn sign(&self, py: Python<'_>, text: &str) -> Option<PySignature> {
         let signed = if text.len() >= DETACH_MIN_BYTES {
             py.detach(|| self.hasher.sign(text))
@@ -346,8 +350,7 @@ impl From<Signature> for PySignature {
     }
 }
 
-/// `f` of the signature of a `Signature` (borrowed, not copied) or of a `MinHash` (which must
-/// have had an update).
+/// `f` of the signature of a `Signature` or of a `MinHash` (borrowed, not copied).
 pub(crate) fn with_signature<R>(
     obj: &Bound<'_, PyAny>,
     f: impl FnOnce(&Signature) -> PyResult<R>,
@@ -356,8 +359,7 @@ pub(crate) fn with_signature<R>(
         return f(&s.get().inner);
     }
     if let Ok(m) = obj.cast::<PyMinHash>() {
-        let sig = m.borrow().signature()?;
-        return f(&sig);
+        return f(m.borrow().signature());
     }
     Err(PyTypeError::new_err(format!(
         "expected a Signature or a MinHash, not {}",
@@ -404,8 +406,9 @@ impl PySignature {
         Ok(array)
     }
 
-    /// `numpy.asarray(signature)`: the slots, as `to_numpy` gives them (copied when a dtype or
-    /// a copy is asked for).
+    /// `numpy.asarray(signature)`: the slots, as `to_numpy` gives them, or converted to `dtype`.
+    /// As NumPy 2 asks: `copy=True` always copies, `copy=None` copies only for another dtype,
+    /// and `copy=False` raises ValueError when a copy would be needed.
     #[pyo3(signature = (dtype=None, copy=None))]
     fn __array__<'py>(
         slf: &Bound<'py, Self>,
@@ -413,15 +416,20 @@ impl PySignature {
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let array = Self::to_numpy(slf)?.into_any();
-        match (dtype, copy) {
-            (None, None | Some(false)) => Ok(array),
-            (dtype, _) => array.call_method1(
-                "astype",
-                (dtype.map_or_else(
-                    || "uint32".into_pyobject(slf.py()).map(|s| s.into_any()),
-                    Ok,
-                )?,),
-            ),
+        let own = array.getattr("dtype")?;
+        let wanted = match dtype {
+            Some(d) => slf.py().import("numpy")?.getattr("dtype")?.call1((d,))?,
+            None => own.clone(),
+        };
+        let same = wanted.eq(&own)?;
+        match copy {
+            Some(false) if !same => Err(PyValueError::new_err(format!(
+                "a Signature's slots are uint32: as {wanted} they need a copy, which \
+                 copy=False forbids"
+            ))),
+            Some(true) => array.call_method1("astype", (wanted,)),
+            _ if same => Ok(array),
+            _ => array.call_method1("astype", (wanted,)),
         }
     }
 
@@ -546,20 +554,69 @@ fn signature_from_state(
 /// `update_batch(tokens)`, `jaccard(other)`, `digest()`, `merge(other)`.
 ///
 /// Each token (str or bytes) is hashed with the seeded 64-bit xxh3; the signature is made from
-/// all of them when it is asked for, so it does not depend on the order of the updates. The
-/// parameters are those of `MinHasher` (num_perm, seed, sketch); `signature()` gives the
-/// `Signature` that `LSH` and `Signature.jaccard` take.
+/// the set of them when it is asked for, so it depends neither on the order of the updates nor
+/// on repeats, and it is kept until the next change. The parameters are those of `MinHasher`
+/// (num_perm, seed, sketch); `signature()` gives the `Signature` that `LSH` and
+/// `Signature.jaccard` take. An empty MinHash has datasketch's signature of nothing: every slot
+/// 0xFFFFFFFF (the minimum over an empty set).
 #[pyclass(name = "MinHash", module = "ndup")]
 pub(crate) struct PyMinHash {
     hasher: MinHasher,
+    /// The token hashes, each at least once. Repeats are dropped when the vector has doubled
+    /// since they last were (sorting it), so that memory follows the distinct tokens at an
+    /// amortized cost per update; every sketch is a function of the set of hashes (a minimum
+    /// per slot), so the repeats never change a signature.
     hashes: Vec<u64>,
+    /// The length of `hashes` after repeats were last dropped.
+    distinct: usize,
+    /// The signature of `hashes`, made on first use after a change.
+    signature: OnceLock<Signature>,
 }
 
+/// Below this many hashes, repeats are left in place: sorting a handful often costs more than
+/// it saves.
+const COMPACT_MIN: usize = 64;
+
+/// Tokens `update_batch` hashes between two additions: the MinHash is not borrowed while the
+/// caller's iterator runs, which may use it.
+const UPDATE_CHUNK: usize = 4096;
+
 impl PyMinHash {
-    fn signature(&self) -> PyResult<Signature> {
-        self.hasher.sign_hashes(&self.hashes).ok_or_else(|| {
-            PyValueError::new_err("an empty MinHash has no signature: update it with a token first")
+    fn with_hashes(hasher: MinHasher, hashes: Vec<u64>) -> Self {
+        let mut m = PyMinHash {
+            hasher,
+            hashes,
+            distinct: 0,
+            signature: OnceLock::new(),
+        };
+        m.compact();
+        m
+    }
+
+    /// The signature of every token added (of none: every slot `u32::MAX`).
+    pub(crate) fn signature(&self) -> &Signature {
+        self.signature.get_or_init(|| {
+            self.hasher.sign_hashes(&self.hashes).unwrap_or_else(|| {
+                let p = self.hasher.params();
+                Signature::from_parts(p, vec![u32::MAX; p.num_perm])
+                    .expect("a signature of num_perm slots")
+            })
         })
+    }
+
+    /// Adds token hashes.
+    fn add(&mut self, hashes: impl IntoIterator<Item = u64>) {
+        self.hashes.extend(hashes);
+        self.signature.take();
+        if self.hashes.len() >= 2 * self.distinct.max(COMPACT_MIN) {
+            self.compact();
+        }
+    }
+
+    fn compact(&mut self) {
+        self.hashes.sort_unstable();
+        self.hashes.dedup();
+        self.distinct = self.hashes.len();
     }
 }
 
@@ -574,26 +631,33 @@ impl PyMinHash {
             .seed(self::seed(seed)?)
             .build()
             .or_py()?;
-        Ok(PyMinHash {
-            hasher,
-            hashes: Vec::new(),
-        })
+        Ok(PyMinHash::with_hashes(hasher, Vec::new()))
     }
 
     /// Adds one token (str or bytes).
     fn update(&mut self, token: &Bound<'_, PyAny>) -> PyResult<()> {
-        let seed = self.hasher.params().seed;
-        self.hashes.push(token_hash(token, seed)?);
+        let h = token_hash(token, self.hasher.params().seed)?;
+        self.add([h]);
         Ok(())
     }
 
-    /// Adds every token of an iterable.
-    fn update_batch(&mut self, tokens: &Bound<'_, PyAny>) -> PyResult<()> {
-        let seed = self.hasher.params().seed;
+    /// Adds every token of an iterable (those before an invalid one stay added).
+    fn update_batch(slf: &Bound<'_, Self>, tokens: &Bound<'_, PyAny>) -> PyResult<()> {
+        let seed = slf.borrow().hasher.params().seed;
+        let mut chunk = Vec::with_capacity(UPDATE_CHUNK);
         for t in tokens.try_iter()? {
-            let h = token_hash(&t?, seed)?;
-            self.hashes.push(h);
+            match t.and_then(|t| token_hash(&t, seed)) {
+                Ok(h) => chunk.push(h),
+                Err(e) => {
+                    slf.borrow_mut().add(chunk);
+                    return Err(e);
+                }
+            }
+            if chunk.len() == UPDATE_CHUNK {
+                slf.borrow_mut().add(chunk.drain(..));
+            }
         }
+        slf.borrow_mut().add(chunk);
         Ok(())
     }
 
@@ -602,31 +666,34 @@ impl PyMinHash {
         let other = other
             .cast::<PyMinHash>()
             .map_err(|_| PyTypeError::new_err("merge takes another MinHash"))?;
-        // Copied out first: `other` may be this very MinHash, borrowed mutably below.
+        if other.is(slf) {
+            // The union with itself: nothing to add (the parameters are its own).
+            return Ok(());
+        }
         let theirs = {
             let o = other.borrow();
             same_params(slf.borrow().hasher.params(), o.hasher.params())?;
             o.hashes.clone()
         };
-        slf.borrow_mut().hashes.extend(theirs);
+        slf.borrow_mut().add(theirs);
         Ok(())
     }
 
     /// The estimated Jaccard similarity with another MinHash or a Signature (same parameters).
     fn jaccard(&self, other: &Bound<'_, PyAny>) -> PyResult<f64> {
-        let mine = self.signature()?;
+        let mine = self.signature();
         with_signature(other, |other| mine.jaccard(other).or_py())
     }
 
-    /// The signature of every token added (ValueError when there is none).
+    /// The signature of every token added; of an empty MinHash, every slot is 0xFFFFFFFF.
     #[pyo3(name = "signature")]
-    fn py_signature(&self) -> PyResult<PySignature> {
-        self.signature().map(PySignature::from)
+    fn py_signature(&self) -> PySignature {
+        self.signature().clone().into()
     }
 
     /// The slots of the signature, in a new NumPy array (uint32).
-    fn digest<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        Ok(PyArray1::from_slice(py, self.signature()?.slots()))
+    fn digest<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        PyArray1::from_slice(py, self.signature().slots())
     }
 
     /// True when no token has been added.
@@ -639,13 +706,26 @@ impl PyMinHash {
         PyMinHash {
             hasher: self.hasher.clone(),
             hashes: self.hashes.clone(),
+            distinct: self.distinct,
+            signature: self.signature.clone(),
         }
     }
 
     /// Forgets every token.
     fn clear(&mut self) {
-        self.hashes.clear();
+        self.hashes = Vec::new();
+        self.distinct = 0;
+        self.signature.take();
     }
+
+    /// Equal, as in datasketch, when the parameters (seed, num_perm, sketch) and the slots are.
+    fn __eq__(&self, other: PyRef<'_, Self>) -> bool {
+        self.hasher.params() == other.hasher.params() && self.signature() == other.signature()
+    }
+
+    /// Unhashable, as datasketch's MinHash: it changes with each update.
+    #[classattr]
+    const __hash__: Option<Py<PyAny>> = None;
 
     /// Slots per signature.
     #[getter]
@@ -669,10 +749,12 @@ impl PyMinHash {
         self.hasher.params().num_perm
     }
 
-    fn __repr__(&self) -> String {
+    /// Names the number of distinct tokens added.
+    fn __repr__(&mut self) -> String {
+        self.compact();
         let p = self.hasher.params();
         format!(
-            "MinHash(num_perm={}, seed={}, sketch='{}') with {} tokens",
+            "MinHash(num_perm={}, seed={}, sketch='{}') with {} distinct tokens",
             p.num_perm,
             p.seed,
             p.kind.name(),
@@ -680,9 +762,10 @@ impl PyMinHash {
         )
     }
 
-    /// Pickles as its parameters and its token hashes.
+    /// Pickles as its parameters and its distinct token hashes.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        let me = slf.borrow();
+        let mut me = slf.borrow_mut();
+        me.compact();
         let p = me.hasher.params();
         let bytes: Vec<u8> = me.hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
         (
@@ -699,10 +782,13 @@ impl PyMinHash {
                 "a pickled MinHash holds whole uint64 hashes",
             ));
         }
-        self.hashes = state
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
-            .collect();
+        self.hashes.clear();
+        self.distinct = 0;
+        self.add(
+            state
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8"))),
+        );
         Ok(())
     }
 }

@@ -140,3 +140,73 @@ def test_errors_are_exceptions():
     nulls = pa.table({"text": pa.array([None, None], pa.string())})
     with pytest.raises(ValueError, match="no row has a text"):
         ndup.dedup_arrow(nulls)
+
+
+def dictionary(values: list, key_type: pa.DataType, value_type: pa.DataType) -> pa.DictionaryArray:
+    """`values` dictionary-encoded: each distinct value once, a null key for None, and one
+    extra dictionary entry that is itself null (pointed to by every other None)."""
+    distinct = sorted({v for v in values if v is not None})
+    position = {v: i for i, v in enumerate(distinct)}
+    null_value = len(distinct)
+    keys, nones = [], 0
+    for v in values:
+        if v is None:
+            nones += 1
+            keys.append(None if nones % 2 else null_value)
+        else:
+            keys.append(position[v])
+    return pa.DictionaryArray.from_arrays(
+        pa.array(keys, key_type), pa.array(distinct + [None], value_type)
+    )
+
+
+@pytest.mark.parametrize(
+    "key_type,value_type",
+    [
+        (pa.int8(), pa.string()),
+        (pa.int32(), pa.string()),
+        (pa.int32(), pa.large_string()),
+        (pa.uint16(), pa.string_view()),
+    ],
+)
+@pytest.mark.filterwarnings("ignore:ndup.dedup_arrow")
+def test_dictionary_columns_are_read_through_their_keys(key_type, value_type):
+    rows = records()
+    # Repeated texts, as in a categorical column, and rows whose text is null either way.
+    rows = rows + rows[:10] + [{"id": f"null-{i}", "text": None} for i in range(4)]
+    ids = [str(r["id"]) for r in rows]
+    texts = [r["text"] for r in rows]
+    plain = pa.table({"id": ids, "text": pa.array(texts, pa.string())})
+    want, want_summary = ndup.dedup_arrow(plain, with_summary=True)
+    encoded = pa.table(
+        {"id": dictionary(ids, pa.int32(), pa.string()), "text": dictionary(texts, key_type, value_type)}
+    )
+    assert pa.types.is_dictionary(encoded.schema.field("text").type)
+    got, summary = ndup.dedup_arrow(encoded, with_summary=True)
+    assert got.column("id").to_pylist() == want.column("id").to_pylist()
+    assert summary == want_summary
+    # Returned as it came: dictionary-encoded, the kept rows only.
+    assert got.schema == encoded.schema
+    # In batches (each a slice of the keys, sharing the dictionary), and through a reader.
+    reader = pa.RecordBatchReader.from_batches(encoded.schema, encoded.to_batches(max_chunksize=7))
+    assert ndup.dedup_arrow(reader).column("id").to_pylist() == want.column("id").to_pylist()
+    # Integer ids in a dictionary are read as strings, as plain integer ids are.
+    numbered = pa.table({"id": dictionary(list(range(len(rows))), pa.int16(), pa.int64()), "text": encoded["text"]})
+    plain_numbered = pa.table({"id": list(range(len(rows))), "text": plain["text"]})
+    assert ndup.dedup_arrow(numbered).column("id").to_pylist() == ndup.dedup_arrow(plain_numbered).column("id").to_pylist()
+
+
+@pytest.mark.filterwarnings("ignore:ndup.dedup_arrow")
+def test_dictionary_columns_without_values():
+    empty = pa.DictionaryArray.from_arrays(pa.array([None, None], pa.int8()), pa.array([], pa.string()))
+    with pytest.raises(ValueError, match="no row has a text"):
+        ndup.dedup_arrow(pa.table({"text": empty}))
+    # One batch without dictionary values, another with.
+    some = pa.DictionaryArray.from_arrays(pa.array([0, 0, 1], pa.int8()), pa.array([words(1, 50), words(2, 50)]))
+    table = pa.Table.from_batches(
+        [pa.record_batch({"text": empty}), pa.record_batch({"text": some})]
+    )
+    kept, summary = ndup.dedup_arrow(table, id_column=None, with_summary=True)
+    assert kept.num_rows == 2 and summary.exact_dropped == 1 and len(summary.skipped) == 2
+    with pytest.raises(TypeError, match="not strings"):
+        ndup.dedup_arrow(pa.table({"text": pa.array([1, 2, 1]).dictionary_encode()}))

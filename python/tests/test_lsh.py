@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import pickle
 import random
+import weakref
 
 import pytest
 
@@ -105,6 +107,12 @@ def test_datasketch_usage_carries_over():
     with lsh.insertion_session() as session:
         session.insert("m1", m1)
     assert "m1" in lsh and len(lsh) == 3
+    with lsh.insertion_session(buffer_size=100) as session:
+        session.insert("m1-again", m1)
+    assert lsh.insertion_session(10) is lsh and "m1-again" in lsh
+    lsh.remove("m1-again")
+    # The same class as LSH, with LSH's default threshold (datasketch's is 0.9).
+    assert MinHashLSH is ndup.LSH and MinHashLSH().threshold == 0.8
     lsh.remove("m1")
     assert "m1" not in lsh
 
@@ -128,8 +136,6 @@ def test_errors_are_exceptions():
     seeded = ndup.MinHasher(num_perm=64, seed=3, shingle="word", w=2).sign(words(1, 50))
     with pytest.raises(ValueError, match="seed 42 vs 3"):
         lsh.insert("b", seeded)
-    with pytest.raises(ValueError, match="empty"):
-        lsh.insert("b", ndup.MinHash(num_perm=64))
     with pytest.raises(TypeError):
         lsh.query("text")
     assert len(lsh) == 1 and lsh.keys() == ["a"]
@@ -210,3 +216,86 @@ def test_an_index_pickles_and_answers_alike():
     assert again.query(sigs[0]) == lsh.query(sigs[0]) + [("doc", 0)]
     empty = pickle.loads(pickle.dumps(ndup.LSH(threshold=0.7, num_perm=64)))
     assert len(empty) == 0 and empty.query(sigs[0]) == []
+
+
+def test_a_refused_insert_fixes_no_parameter():
+    tokens = ndup.MinHash(num_perm=16)
+    tokens.update_batch(["a", "b"])
+    text = words(3, 40)
+    seed1 = ndup.MinHasher(num_perm=16, seed=1).sign(text)
+    k5 = ndup.MinHasher(num_perm=16, k=5).sign(text)
+    k9 = ndup.MinHasher(num_perm=16).sign(text)
+    # An unhashable key, on an empty index: the signature's seed is not the index's.
+    lsh = ndup.LSH(num_perm=16, threshold=0.5)
+    with pytest.raises(TypeError, match="unhashable"):
+        lsh.insert(["unhashable"], seed1)
+    assert lsh.is_empty() and len(lsh) == 0
+    lsh.insert("a", k9)
+    assert lsh.query(k9) == ["a"]
+    # A duplicate key: the refused signature's shingling is not the index's.
+    lsh = ndup.LSH(num_perm=16, threshold=0.5)
+    lsh.insert("m", tokens)
+    with pytest.raises(ValueError, match="already in the index"):
+        lsh.insert("m", k5)
+    lsh.insert("t9", k9)
+    assert lsh.keys() == ["m", "t9"] and lsh.query(k9) == ["t9"]
+    with pytest.raises(ValueError, match="shingling"):
+        lsh.insert("t5", k5)
+    # The same through insert_batch.
+    lsh = ndup.LSH(num_perm=16, threshold=0.5)
+    with pytest.raises(TypeError, match="unhashable"):
+        lsh.insert_batch(["x", ["unhashable"]], [seed1, seed1])
+    with pytest.raises(ValueError, match="already in the index"):
+        lsh.insert_batch(["x", "x"], [k5, k5])
+    assert lsh.is_empty() and "x" not in lsh
+    lsh.insert_batch(["a", "b"], [k9, k9])
+    lsh.insert("c", k9)
+    assert lsh.query(k9) == ["a", "b", "c"]
+
+
+def test_a_key_that_uses_its_index_while_indexed_raises():
+    lsh = ndup.LSH(num_perm=16, threshold=0.5)
+    sig = ndup.MinHasher(num_perm=16).sign(words(3, 40))
+
+    class Meddler:
+        def __hash__(self):
+            lsh.query(sig)
+            return 1
+
+    # Instead of waiting forever for its own lock.
+    with pytest.raises(RuntimeError, match="already in use by this thread"):
+        lsh.insert(Meddler(), sig)
+    with pytest.raises(RuntimeError, match="already in use by this thread"):
+        lsh.insert_batch([Meddler()], [sig])
+    assert lsh.is_empty() and lsh.keys() == []
+    lsh.insert("a", sig)
+    assert lsh.query(sig) == ["a"]
+
+
+def test_cycles_through_an_index_are_collected():
+    sig = ndup.MinHasher(num_perm=16).sign(words(3, 40))
+
+    class Doc:
+        def __init__(self, lsh):
+            self.lsh = lsh
+
+    lsh = ndup.LSH(num_perm=16, threshold=0.5)
+    doc = Doc(lsh)
+    lsh.insert(doc, sig)
+    lsh.insert_batch([Doc(lsh)], [sig])
+    gone = weakref.ref(doc)
+    del doc, lsh
+    gc.collect()
+    assert gone() is None
+    # A live index keeps its keys whole through a collection.
+    lsh = ndup.LSH(num_perm=16, threshold=0.5)
+    docs = [Doc(lsh) for _ in range(3)]
+    lsh.insert_batch(docs, [sig] * 3)
+    refs = [weakref.ref(d) for d in docs]
+    del docs
+    gc.collect()
+    assert all(r() is not None for r in refs)
+    assert lsh.query(sig) == [r() for r in refs] and all(d.lsh is lsh for d in lsh.keys())
+    lsh.remove(refs[0]())
+    gc.collect()
+    assert refs[0]() is None and len(lsh) == 2

@@ -111,3 +111,67 @@ def test_queries_from_many_threads_while_a_batch_runs():
         batches = list(pool.map(lambda _: lsh.query_batch(sigs), range(4)))
         singles = list(pool.map(lsh.query, sigs))
     assert all(b == want for b in batches) and singles == want
+
+
+def test_an_index_shared_with_a_thread_that_changes_it():
+    import threading
+
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    pool = rng.integers(0, 2**32, size=(500, 64), dtype=np.uint32)
+    sigs = [ndup.Signature.from_numpy(pool[i % 500]) for i in range(200_000)]
+    extra = [ndup.Signature.from_numpy(row) for row in rng.integers(0, 2**32, size=(200, 64), dtype=np.uint32)]
+    probes = [sigs[i] for i in range(0, 500, 7)] + extra[:20]
+
+    def index() -> ndup.LSH:
+        lsh = ndup.LSH(num_perm=64, bands=16, rows=4)
+        lsh.insert_batch(range(1000), sigs[:1000])
+        return lsh
+
+    lsh = index()
+    errors: list[BaseException] = []
+
+    def run(work):
+        try:
+            work()
+        except BaseException as e:  # noqa: BLE001  (reported by the main thread)
+            errors.append(e)
+
+    # Changes and queries from this thread while another inserts (then queries) in batches,
+    # with the GIL released: each waits for the other, none fails.
+    mine = []
+    writer = threading.Thread(target=run, args=(lambda: lsh.insert_batch(range(1000, len(sigs)), sigs[1000:]),))
+    writer.start()
+    while writer.is_alive() or len(mine) < 5:
+        j = len(mine)
+        found = lsh.query(sigs[j % 500])
+        # Each row of the pool is twice in the first 1000 signatures and 398 times in the
+        # batch, which a query sees whole or not at all.
+        assert len(found) in (2, 400)
+        lsh.insert(("main", j), extra[j % len(extra)])
+        mine.append(("main", j))
+        assert ("main", j) in lsh and len(lsh) >= 1000 + len(mine)
+        lsh.query_batch(probes[:3])
+    writer.join()
+    reader = threading.Thread(target=run, args=(lambda: [lsh.query_batch(sigs[:20_000]) for _ in range(3)],))
+    reader.start()
+    while reader.is_alive() or len(mine) < 10:
+        j = len(mine)
+        lsh.insert(("main", j), extra[j % len(extra)])
+        mine.append(("main", j))
+        lsh.remove(("main", j))
+        lsh.insert(("main", j), extra[j % len(extra)])
+        assert len(lsh) == len(sigs) + len(mine)
+    reader.join()
+    assert not errors, errors
+
+    # The same as one thread doing it all in turn (the order of the keys aside, which depends
+    # on when the batch ran).
+    alone = index()
+    alone.insert_batch(range(1000, len(sigs)), sigs[1000:])
+    for j, key in enumerate(mine):
+        alone.insert(key, extra[j % len(extra)])
+    assert len(lsh) == len(alone) and sorted(map(repr, lsh.keys())) == sorted(map(repr, alone.keys()))
+    for got, want in zip(lsh.query_batch(probes), alone.query_batch(probes)):
+        assert sorted(map(repr, got)) == sorted(map(repr, want))

@@ -129,3 +129,28 @@ def test_errors_are_exceptions(tmp_path):
         ndup.scan(["a text"], k=0)
     with pytest.raises(ValueError):
         ndup.scan([tmp_path / "a.jsonl", tmp_path])
+
+
+def test_list_arguments_refuse_a_lone_string(tmp_path):
+    base = words(1, 200)
+    for name, text in [("a.md", base), ("b.md", base + " x"), ("c.txt", base + " y"), ("d.log", base + " z")]:
+        (tmp_path / name).write_text(text, encoding="utf-8")
+
+    def found(result: ndup.ScanResult) -> list:
+        return sorted({Path(x).name for p in result.pairs for x in (p.a, p.b)})
+
+    assert found(ndup.scan([tmp_path], glob=["*.md"])) == ["a.md", "b.md"]
+    assert found(ndup.scan([tmp_path], exclude=["*.log"])) == ["a.md", "b.md", "c.txt"]
+    assert found(ndup.scan([tmp_path], glob=("*.md", "*.log"))) == ["a.md", "b.md", "d.log"]
+    # A lone str would be split into one-character patterns: refused, as MinHasher refuses it.
+    for kwargs in [{"glob": "*.md"}, {"exclude": "*.log"}, {"stopwords": "the"}, {"glob": b"*.md"}]:
+        name = next(iter(kwargs))
+        with pytest.raises(TypeError, match=f"{name} takes a list of str"):
+            ndup.scan([tmp_path], **kwargs)
+    with pytest.raises(TypeError):
+        ndup.MinHasher(shingle="stopword", stopwords="the")
+    stop = "the cat and the dog sat on the mat of the house by the sea"
+    got = ndup.scan([stop, stop], shingle="stopword", stopwords=["the"])
+    assert got.params["custom_stopwords"] is True and [(p.a, p.b) for p in got.pairs] == [(0, 1)]
+    with pytest.raises(TypeError, match="stopwords takes a list of str"):
+        ndup.dedup_arrow(pytest.importorskip("pyarrow").table({"text": [stop]}), stopwords="the")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import pickle
 import threading
@@ -206,7 +207,7 @@ def test_minhash_is_datasketchs_minhash():
     u.merge(u)
     assert u.signature() == ndup.MinHasher(num_perm=64).sign_tokens(a + b)
     assert pickle.loads(pickle.dumps(m1)).signature() == m1.signature()
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match="num-perm"):
         ndup.MinHash().jaccard(m1)
     with pytest.raises(ValueError, match="num-perm"):
         m1.merge(ndup.MinHash(num_perm=128))
@@ -242,3 +243,139 @@ def test_bad_arguments_are_exceptions_not_crashes():
         ndup.MinHasher().sign_batch(["fine text here", None])
     with pytest.raises(TypeError):
         ndup.MinHasher().sign_batch(5)
+
+
+def test_an_empty_minhash_is_datasketchs():
+    # datasketch's empty MinHash: every slot is the maximum, the minimum over an empty set.
+    a, b = ndup.MinHash(num_perm=32, seed=3, sketch="oph"), ndup.MinHash(num_perm=32, seed=3, sketch="oph")
+    assert a.is_empty()
+    assert a.jaccard(b) == 1.0
+    digest = a.digest()
+    assert digest.dtype == np.uint32 and digest.tolist() == [0xFFFFFFFF] * 32
+    sig = a.signature()
+    assert (sig.num_perm, sig.seed, sig.sketch, sig.shingling) == (32, 3, "oph", None)
+    assert sig.to_numpy().tolist() == [0xFFFFFFFF] * 32
+    full = ndup.MinHash(num_perm=32, seed=3, sketch="oph")
+    full.update_batch(words(1, 50).split())
+    assert a.jaccard(full) == 0.0
+    # Every empty MinHash lands in the same buckets, as in datasketch.
+    lsh = ndup.LSH(num_perm=32, threshold=0.5)
+    lsh.insert("e1", a)
+    lsh.insert_batch(["e2"], [b])
+    lsh.insert("full", full)
+    assert lsh.query(ndup.MinHash(num_perm=32, seed=3, sketch="oph")) == ["e1", "e2"]
+    assert lsh.query(full) == ["full"]
+    # Other parameters are still refused.
+    with pytest.raises(ValueError, match="seed 3 vs 42"):
+        lsh.insert("other", ndup.MinHash(num_perm=32))
+    # A text without a shingle still has no signature: the scan never pairs it.
+    assert ndup.MinHasher().sign("") is None
+
+
+def test_minhash_equality_is_datasketchs():
+    m = ndup.MinHash(num_perm=16)
+    m.update_batch(["a", "b", "c"])
+    assert m == m.copy() and not (m != m.copy())
+    assert m == m
+    other = m.copy()
+    other.update(b"d")
+    assert m != other
+    # The same tokens in another order, repeated: the same slots.
+    same = ndup.MinHash(num_perm=16)
+    same.update_batch(["c", b"b", "a", "a"])
+    assert m == same
+    assert ndup.MinHash(num_perm=16) == ndup.MinHash(num_perm=16)
+    assert ndup.MinHash(num_perm=16, seed=1) != ndup.MinHash(num_perm=16, seed=2)
+    assert ndup.MinHash(num_perm=16) != ndup.MinHash(num_perm=16, sketch="classic")
+    assert m != m.signature() and m != "m"
+    # Mutable, so unhashable, as datasketch's.
+    assert ndup.MinHash.__hash__ is None
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(m)
+
+
+@pytest.mark.parametrize("sketch", ["fss", "oph", "classic"])
+def test_a_minhash_keeps_each_token_once(sketch):
+    m = ndup.MinHash(num_perm=64, sketch=sketch)
+    m.update_batch(itertools.repeat(b"same-token", 2_000_000))
+    for _ in range(10_000):
+        m.update("same-token")
+    # What it keeps is what it pickles: one hash, not two million.
+    assert repr(m).endswith("with 1 distinct tokens")
+    assert len(pickle.dumps(m)) < 200
+    fresh = ndup.MinHash(num_perm=64, sketch=sketch)
+    fresh.update(b"same-token")
+    assert m.signature() == fresh.signature() and m == fresh
+    # The signature depends on the set of tokens alone, whatever the repeats and their order.
+    tokens = words(5, 3000).split()
+    many = ndup.MinHash(num_perm=64, sketch=sketch)
+    for t in tokens * 3:
+        many.update(t)
+    distinct = sorted(set(tokens))
+    once = ndup.MinHash(num_perm=64, sketch=sketch)
+    once.update_batch(reversed(distinct))
+    assert many.digest().tolist() == once.digest().tolist()
+    assert many.signature() == ndup.MinHasher(num_perm=64, sketch=sketch).sign_tokens(distinct)
+    assert repr(many).endswith(f"with {len(distinct)} distinct tokens")
+    # The union with itself is itself; with another, the union of the sets.
+    many.merge(many)
+    assert repr(many).endswith(f"with {len(distinct)} distinct tokens") and many == once
+    many.merge(m)
+    assert repr(many).endswith(f"with {len(distinct) + 1} distinct tokens")
+    assert many.signature() == ndup.MinHasher(num_perm=64, sketch=sketch).sign_tokens(distinct + ["same-token"])
+    # The signature is kept until a change, and made again after one.
+    small = ndup.MinHash(num_perm=64, sketch=sketch)
+    small.update("a")
+    assert small.signature() == ndup.MinHasher(num_perm=64, sketch=sketch).sign_tokens(["a"])
+    small.update("b")
+    assert small.signature() == ndup.MinHasher(num_perm=64, sketch=sketch).sign_tokens(["a", "b"])
+    small.merge(many)
+    assert small.signature() == ndup.MinHasher(num_perm=64, sketch=sketch).sign_tokens(distinct + ["same-token", "a", "b"])
+    many.clear()
+    assert many.is_empty() and many.digest().tolist() == [0xFFFFFFFF] * 64
+    restored = pickle.loads(pickle.dumps(once))
+    assert restored == once and repr(restored) == repr(once)
+
+
+def test_update_batch_lets_its_iterator_use_the_minhash():
+    m = ndup.MinHash(num_perm=16)
+    m.update(b"a")
+    seen = []
+
+    def tokens():
+        yield b"x"
+        seen.append(m.jaccard(m))
+        seen.append(repr(m))
+        yield b"y"
+
+    m.update_batch(tokens())
+    assert seen[0] == 1.0
+    assert seen[1].startswith("MinHash(")
+    assert m.signature() == ndup.MinHasher(num_perm=16).sign_tokens(["a", "x", "y"])
+    # Tokens before an invalid one stay added.
+    with pytest.raises(TypeError):
+        m.update_batch([b"z", 3])
+    assert m.signature() == ndup.MinHasher(num_perm=16).sign_tokens(["a", "x", "y", "z"])
+
+
+def test_a_text_shorter_than_k_has_a_signature():
+    h = ndup.MinHasher(k=9)
+    assert isinstance(h.sign("abc"), ndup.Signature)
+    assert "shorter than `k` characters is one" in " ".join(ndup.MinHasher.sign.__doc__.split())
+
+
+def test_array_protocol_copies_only_when_allowed():
+    s = ndup.MinHasher(num_perm=16).sign(words(3, 40))
+    for kwargs in [{}, {"copy": False}, {"dtype": np.uint32, "copy": False}, {"dtype": "uint32"}]:
+        a = np.asarray(s, **kwargs)
+        assert np.shares_memory(a, s.to_numpy()) and not a.flags.writeable, kwargs
+    with pytest.raises(ValueError, match="copy"):
+        np.asarray(s, dtype=float, copy=False)
+    with pytest.raises(ValueError, match="copy"):
+        s.__array__(dtype=np.int64, copy=False)
+    as_float = np.asarray(s, dtype=float)
+    assert as_float.dtype == np.float64 and as_float.tolist() == s.to_numpy().tolist()
+    copied = np.array(s, copy=True)
+    assert copied.flags.writeable and not np.shares_memory(copied, s.to_numpy())
+    copied[0] ^= 1
+    assert s.to_numpy()[0] != copied[0]
