@@ -207,7 +207,13 @@ fn a_tree_config_may_lower_the_size_limits_but_not_raise_them() {
         "max-filesize = \"1M\"\nmax-line-length = 4096\n",
     );
     assert_eq!(d.scan().arg("docs").ok().pairs().len(), 1);
-    for line in ["max-filesize = \"1G\"", "max-line-length = \"100M\""] {
+    // A float is a number too: it once passed unjudged, and was given to the parser as digits.
+    for line in [
+        "max-filesize = \"1G\"",
+        "max-line-length = \"100M\"",
+        "max-filesize = 1e12",
+        "max-line-length = 1e10",
+    ] {
         d.create("docs/ndup.toml", format!("{line}\n"));
         let run = d.scan().arg("docs").code(2);
         assert!(
@@ -217,4 +223,19 @@ fn a_tree_config_may_lower_the_size_limits_but_not_raise_them() {
             run.stderr
         );
     }
+    for (line, why) in [
+        (
+            "html-max-pairs = 5000.0",
+            "raises a limit above its default of 1000",
+        ),
+        ("max-filesize = true", "is not a size"),
+        ("html-max-pairs = \"many\"", "is not a whole number"),
+    ] {
+        d.create("docs/ndup.toml", format!("{line}\n"));
+        let run = d.scan().arg("docs").code(2);
+        assert!(run.stderr.contains(why), "{line}: {}", run.stderr);
+    }
+    // Lowered with a float, a limit still works.
+    d.create("docs/ndup.toml", "max-filesize = 1e6\n");
+    assert_eq!(d.scan().arg("docs").ok().pairs().len(), 1);
 }

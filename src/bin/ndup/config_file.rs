@@ -302,31 +302,27 @@ fn trusted_in_tree(path: &Path, root: &Path, long: &str, value: &toml::Value) ->
             )),
         };
     }
+    // A limit is judged by the very text the argument parser will get (a float, say, becomes
+    // digits), and one that cannot be read is refused here: it must not get past unjudged.
     if let Some(&(_, default)) = TREE_LIMITS.iter().find(|(name, _)| *name == long) {
-        let size = match value {
-            toml::Value::String(s) => crate::cli::parse_size(s).ok(),
-            toml::Value::Integer(n) => u64::try_from(*n).ok(),
-            _ => None,
-        };
+        let size = scalar(value).and_then(|text| crate::cli::parse_size(&text).ok());
         return match size {
-            Some(size) if size > default => Err(refuse(&format!(
+            Some(size) if size <= default => Ok(()),
+            Some(_) => Err(refuse(&format!(
                 "raises a size limit above its default of {}",
                 ndup::error::format_bytes(default)
             ))),
-            _ => Ok(()), // a bad value is reported with the value
+            None => Err(refuse("is not a size (like 1048576 or \"1M\")")),
         };
     }
     if let Some(&(_, default)) = TREE_COUNTS.iter().find(|(name, _)| *name == long) {
-        let n = match value {
-            toml::Value::Integer(n) => u64::try_from(*n).ok(),
-            toml::Value::String(s) => s.parse().ok(),
-            _ => None,
-        };
+        let n = scalar(value).and_then(|text| text.parse::<u64>().ok());
         return match n {
-            Some(n) if n > default => Err(refuse(&format!(
+            Some(n) if n <= default => Ok(()),
+            Some(_) => Err(refuse(&format!(
                 "raises a limit above its default of {default}"
             ))),
-            _ => Ok(()), // a bad value is reported with the value
+            None => Err(refuse("is not a whole number")),
         };
     }
     let why = UNTRUSTED
@@ -334,6 +330,16 @@ fn trusted_in_tree(path: &Path, root: &Path, long: &str, value: &toml::Value) ->
         .find(|(name, _)| *name == long)
         .map_or("is not an option of the scanned tree", |(_, why)| *why);
     Err(refuse(why))
+}
+
+/// The text of a string or a number, as the argument parser gets it.
+fn scalar(value: &toml::Value) -> Option<String> {
+    match value {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        _ => None,
+    }
 }
 
 fn find<'a>(cmd: &'a Command, key: &str) -> Option<&'a clap::Arg> {
@@ -374,14 +380,7 @@ fn flag(
         trusted_in_tree(path, root, long, value)?;
     }
     let bad = |what: &str| anyhow::anyhow!("{}: `{key}` must be {what}", path.display());
-    let scalar = |v: &toml::Value| -> Result<String> {
-        match v {
-            toml::Value::String(s) => Ok(s.clone()),
-            toml::Value::Integer(i) => Ok(i.to_string()),
-            toml::Value::Float(f) => Ok(f.to_string()),
-            _ => Err(bad("a string or a number")),
-        }
-    };
+    let scalar = |v: &toml::Value| scalar(v).ok_or_else(|| bad("a string or a number"));
     match arg.get_action() {
         ArgAction::SetTrue => match value {
             toml::Value::Boolean(true) => out.push(format!("--{long}").into()),
