@@ -220,6 +220,7 @@ pub(crate) fn sign_normalized_into(
     sig: &mut [u32],
 ) -> bool {
     b.hashes.clear();
+    let mut repeats = false;
     if text.len() >= STREAM_MIN_BYTES_PER_SLOT * signer.num_perm() {
         signer.begin(&mut b.slots);
         if let Some(round0) = signer.absorber(&mut b.slots) {
@@ -234,9 +235,21 @@ pub(crate) fn sign_normalized_into(
             if signer.finish(&mut b.slots, sig) {
                 return true;
             }
+            // So many shingles left a slot empty: few of them are distinct (a repeated line, a
+            // run of one character), and each later round goes over every hash again. Only the
+            // set counts in a signature, so the repeats are dropped first.
+            repeats = true;
         }
     }
-    shingler.hashes_into(text, seed, &mut b.hashes);
+    if repeats {
+        let mut distinct = rustc_hash::FxHashSet::default();
+        shingler.for_each_hash(text, seed, |h| {
+            distinct.insert(h);
+        });
+        b.hashes.extend(distinct);
+    } else {
+        shingler.hashes_into(text, seed, &mut b.hashes);
+    }
     if b.hashes.is_empty() {
         return false;
     }
@@ -632,6 +645,22 @@ mod tests {
         b.update_hash(hashes[0]);
         assert_eq!(b.finish(), h.sign_hashes(&hashes));
         assert!(h.sign_hashes(&[]).is_none());
+    }
+
+    /// A long text of few distinct shingles leaves FSS slots empty after round 0, and its
+    /// repeats are dropped before the later rounds: the signature is still that of every hash.
+    #[test]
+    fn repeats_dropped_leave_the_signature_as_it_is() {
+        for sketch in [SketchKind::Fss, SketchKind::Oph] {
+            let h = hasher(sketch, 128, 7);
+            for text in ["ab".repeat(5000), "the same line, again\n".repeat(400)] {
+                let normalized = normalize(&text, &h.normalize);
+                let mut hashes = Vec::new();
+                h.shingler.hashes_into(&normalized, 7, &mut hashes);
+                assert!(text.len() >= STREAM_MIN_BYTES_PER_SLOT * 128);
+                assert_eq!(h.sign(&text), h.sign_hashes(&hashes), "{sketch:?}");
+            }
+        }
     }
 
     #[test]
