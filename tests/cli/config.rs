@@ -31,6 +31,27 @@ fn ndup_toml_in_the_root_holds_options_and_flags_override_it() {
     d.ndup().args(["dedup", "docs", "-o", "-"]).ok();
 }
 
+/// A key both at the top level and in the command's table was given twice to the argument
+/// parser, which refused it ("cannot be used multiple times").
+#[test]
+fn a_commands_table_overrides_the_top_level() {
+    let d = planted_pages();
+    d.create(
+        "docs/ndup.toml",
+        "threshold = 0.99\nexclude = [\"old/**\"]\n[scan]\nthreshold = 0.5\nexclude = []\n",
+    );
+    let run = d.scan().arg("docs").ok();
+    assert_eq!(run.params()["threshold"], 0.5, "{}", run.describe());
+    // The table's empty list replaces the top level's: old/ is scanned.
+    assert!(
+        run.pair_ids()
+            .iter()
+            .any(|(a, b)| a.contains("old/") || b.contains("old/")),
+        "{}",
+        run.describe()
+    );
+}
+
 #[test]
 fn config_flag_and_errors_name_the_file() {
     let d = planted_pages();

@@ -204,6 +204,12 @@ fn flags(
     sub: &ArgMatches,
 ) -> Result<Vec<OsString>> {
     let this = cmd.find_subcommand(name).expect("a known command");
+    let long = |key: &str| key.replace('_', "-");
+    // The command's own table wins over a top-level key: it is the more specific of the two.
+    let own: Vec<String> = match table.get(name) {
+        Some(toml::Value::Table(t)) => t.keys().map(|k| long(k)).collect(),
+        _ => Vec::new(),
+    };
     let mut out = Vec::new();
     for (key, value) in table {
         if COMMANDS.contains(&key.as_str()) {
@@ -217,6 +223,9 @@ fn flags(
                     }
                 }
             }
+            continue;
+        }
+        if own.contains(&long(key)) {
             continue;
         }
         // A top-level option is for every command that can take its value: `format = "csv"`
