@@ -196,13 +196,13 @@ impl Found {
 
 /// The device and inode of the file `path` leads to (through links), where the system says.
 #[cfg(unix)]
-fn file_key(path: &Path) -> Option<(u64, u64)> {
+pub(crate) fn file_key(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 #[cfg(not(unix))]
-fn file_key(_path: &Path) -> Option<(u64, u64)> {
+pub(crate) fn file_key(_path: &Path) -> Option<(u64, u64)> {
     None
 }
 

@@ -876,11 +876,20 @@ fn row_line(record: &std::result::Result<Record, String>, opts: &RecordOptions) 
 /// The inputs with each Parquet dataset directory replaced by its files, in order.
 #[cfg(feature = "parquet")]
 pub fn expand_datasets(inputs: &[PathBuf]) -> Vec<PathBuf> {
-    inputs
-        .iter()
-        .flat_map(|p| match p.is_dir() {
-            true => crate::source::parquet::dataset_files(p).unwrap_or_else(|| vec![p.clone()]),
-            false => vec![p.clone()],
+    once_each(inputs.iter().flat_map(|p| match p.is_dir() {
+        true => crate::source::parquet::dataset_files(p).unwrap_or_else(|| vec![p.clone()]),
+        false => vec![p.clone()],
+    }))
+}
+
+/// The files in order, each once: a file given twice (`x.jsonl ./x.jsonl`, or a shard and its
+/// directory) is one source, as a file reached twice in a tree is one document; the first name
+/// given keeps it.
+fn once_each(files: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    files
+        .filter(|f| {
+            is_stdin(f) || crate::source::files::file_key(f).is_none_or(|key| seen.insert(key))
         })
         .collect()
 }
@@ -888,7 +897,7 @@ pub fn expand_datasets(inputs: &[PathBuf]) -> Vec<PathBuf> {
 /// The inputs as given (without the `parquet` feature there are no datasets to expand).
 #[cfg(not(feature = "parquet"))]
 pub fn expand_datasets(inputs: &[PathBuf]) -> Vec<PathBuf> {
-    inputs.to_vec()
+    once_each(inputs.iter().cloned())
 }
 
 /// Why [`read_line_capped`] stopped.

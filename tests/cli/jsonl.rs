@@ -181,3 +181,20 @@ fn usage_errors_exit_2() {
         run.describe()
     );
 }
+
+/// A JSON-lines file given twice was read twice: each record paired with itself, or skipped
+/// as a duplicate of its own id.
+#[test]
+fn a_file_given_twice_is_read_once() {
+    let d = Dir::new();
+    let lines: String = [text(1, 200), text(2, 200)]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| serde_json::json!({"id": format!("r{i}"), "text": t}).to_string() + "\n")
+        .collect();
+    d.create("x.jsonl", &lines);
+    let run = d.scan().args(["x.jsonl", "./x.jsonl"]).ok();
+    assert!(run.pairs().is_empty(), "{}", run.describe());
+    assert!(run.skips().is_empty(), "{}", run.describe());
+    assert_eq!(run.count("documents"), 2);
+}
