@@ -219,6 +219,19 @@ fn numbers_are_checked_before_any_work() {
         assert!(run.stderr.contains(says), "{args:?}: {}", run.describe());
         assert!(!run.stderr.contains("panicked"), "{}", run.describe());
     }
+    // rayon reads RAYON_NUM_THREADS itself: it started 5,000 threads past the bound of -j.
+    let run = d
+        .scan()
+        .arg("docs")
+        .env("RAYON_NUM_THREADS", "5000")
+        .timeout(20)
+        .code(2);
+    assert!(
+        run.stderr
+            .contains("RAYON_NUM_THREADS: at most 1024 threads, not 5000"),
+        "{}",
+        run.describe()
+    );
 }
 
 /// `ndup compare` normalized the texts itself and kept the `ndup:ignore` regions a scan leaves

@@ -57,7 +57,16 @@ fn main() {
 
 fn run(cli: Cli) -> anyhow::Result<Exit> {
     sink::set_color(cli.color);
-    if let Some(n) = cli.threads {
+    // rayon reads RAYON_NUM_THREADS itself when no count is given: the same bound applies.
+    let from_env = || -> anyhow::Result<Option<usize>> {
+        match std::env::var("RAYON_NUM_THREADS") {
+            Ok(v) if v.trim().parse::<usize>().is_ok() => cli::parse_threads(v.trim())
+                .map(Some)
+                .map_err(|e| anyhow::anyhow!("RAYON_NUM_THREADS: {e}")),
+            _ => Ok(None),
+        }
+    };
+    if let Some(n) = cli.threads.map_or_else(from_env, |n| Ok(Some(n)))? {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .build_global()
