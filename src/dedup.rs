@@ -112,16 +112,23 @@ impl DedupReport {
                 continue;
             }
             let mut next = lines.iter().peekable();
+            // A failed write is the output's, not named after the source being read.
+            let mut unwritten = None;
             source
                 .for_each_line(|number, _, bytes| {
                     if next.peek() == Some(&&number) {
                         next.next();
-                        w.write_all(bytes)?;
-                        w.write_all(b"\n")?;
+                        if let Err(e) = w.write_all(bytes).and_then(|()| w.write_all(b"\n")) {
+                            unwritten = Some(e);
+                            return Ok(false);
+                        }
                     }
                     Ok(next.peek().is_some())
                 })
                 .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", source.name())))?;
+            if let Some(e) = unwritten {
+                return Err(e);
+            }
             if next.peek().is_some() {
                 return Err(io::Error::other(format!(
                     "{}: the input is shorter than when it was read",

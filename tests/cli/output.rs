@@ -258,3 +258,28 @@ fn quiet_still_prints_fatal_errors() {
     let run = d.scan().args(["-q", "docs", "-t", "2"]).code(2);
     assert!(run.stderr.contains("--threshold"), "{}", run.describe());
 }
+
+/// A full disk while dedup wrote its records was reported as an error of the input being read
+/// again (`/dev/full: cannot write: c.jsonl: No space left on device`).
+#[test]
+fn a_failed_write_of_kept_records_names_the_output_alone() {
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    let d = Dir::new();
+    let lines: String = (0..3)
+        .map(|i| serde_json::json!({"id": i, "text": text(i, 50)}).to_string() + "\n")
+        .collect();
+    d.create("c.jsonl", lines);
+    let run = d
+        .ndup()
+        .args(["dedup", "-q", "c.jsonl", "-o", "/dev/full"])
+        .code(2);
+    assert_eq!(
+        run.stderr.trim_end(),
+        "ndup: /dev/full: cannot write: No space left on device",
+        "{}",
+        run.describe()
+    );
+}
