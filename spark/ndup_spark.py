@@ -19,7 +19,8 @@ Everything after it is Spark DataFrames, reproducing ndup's own rules exactly:
    pair of them; a larger one links each member to its center, the member with the smallest
    `ord` (`LshIndex::candidates`). Pairs are the union over the bands.
 3. **Verification** by signature agreement: `m` equal slots of `num_perm`, accepted when
-   `m >= ceil(threshold * num_perm - 1e-9)` (`Verifier::decide`, `--verify signature`).
+   `m / num_perm >= threshold` in exact fractions, the threshold read as the shortest decimal
+   of its float (`Verifier::decide`, `--verify signature`).
 4. **Clusters**: connected components of the accepted pairs, by the large-star/small-star
    algorithm (Kiveris et al. 2014) in DataFrames (see `connected_components`).
 5. **Dedup** as `ndup dedup` (`src/dedup.rs`): exact duplicates first (same 128-bit fingerprint
@@ -60,6 +61,7 @@ import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 # Executors run this interpreter unless told otherwise (local mode, or a cluster whose nodes
 # have the same environment): pyarrow must be importable there.
@@ -642,8 +644,9 @@ def run(args: argparse.Namespace) -> dict:
     params = probe_ndup(args, flags)
     num_perm, bands = params["num_perm"], params["bands"]
     max_bucket = max(args.max_bucket, 2)
-    # Verifier::new: the smallest count m with m / k >= threshold, robust to rounding.
-    at_threshold = max(0, math.ceil(args.threshold * num_perm - 1e-9))
+    # Verifier::new: the smallest count m with m / k >= threshold, in exact fractions of the
+    # threshold's shortest decimal (repr), as ndup reads it.
+    at_threshold = max(0, math.ceil(Fraction(repr(args.threshold)) * num_perm))
 
     builder = SparkSession.builder.appName("ndup-spark")
     master = args.master or (None if os.environ.get("SPARK_ENV_LOADED") else "local[*]")

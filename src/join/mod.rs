@@ -46,7 +46,13 @@ use crate::sim::Measure;
 /// Thresholds are typed as decimals, and `0.8` as an `f64` is a little more than 4/5, so a
 /// comparison in floating point would drop a pair whose Jaccard is exactly 4/5. The threshold is
 /// therefore read back as the shortest decimal that gives the same `f64` (`0.8` -> 8/10 = 4/5), and
-/// every comparison is made in integers.
+/// every comparison is made in integers. That decimal is the one typed when it has at most 15
+/// significant digits; a longer one (`0.714285714285714285`) is read as the `f64` it parses to,
+/// whose shortest decimal (`0.7142857142857143`) is the threshold.
+///
+/// This is the one definition of "similarity >= T": the join tests it on its integer counts
+/// ([`Threshold::passes`]), and `--verify exact`, which only sees the similarity as an `f64`,
+/// through [`Threshold::passes_rounded`], which agrees with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Threshold {
     num: u128,
@@ -55,7 +61,14 @@ pub struct Threshold {
     /// nine decimals: products with sizes below 2^33 then fit in 64 bits, and the join's bounds
     /// avoid 128-bit division.
     small: Option<(u64, u64)>,
+    /// The bits of the smallest `f64` that passes [`Threshold::passes_rounded`] (bits, so that
+    /// the type stays `Eq`).
+    cut: u64,
 }
+
+/// Smaller thresholds leave [`Threshold::passes_rounded`] a plain `f64` comparison: see
+/// [`rounded_cut`].
+const TINY_THRESHOLD: f64 = 1.0 / (1u64 << 40) as f64;
 
 /// The most decimals a threshold keeps exactly; see [`Threshold::from_f64`].
 const MAX_DECIMALS: usize = 27;
@@ -95,11 +108,14 @@ impl Threshold {
         };
         let g = gcd(num, den);
         let (num, den) = (num / g, den / g);
-        Ok(Threshold {
+        let mut threshold = Threshold {
             num,
             den,
             small: (den <= 1 << 30).then_some((num as u64, den as u64)),
-        })
+            cut: 0,
+        };
+        threshold.cut = rounded_cut(t, &threshold).to_bits();
+        Ok(threshold)
     }
 
     /// The numerator.
@@ -117,8 +133,9 @@ impl Threshold {
         self.num == 0
     }
 
-    /// `ceil(t * x)`.
-    fn ceil_of(&self, x: u64) -> u64 {
+    /// `ceil(t * x)`: for signatures of `x` slots, the fewest agreeing slots `m` with
+    /// `m / x >= t`.
+    pub(crate) fn ceil_of(&self, x: u64) -> u64 {
         match self.small {
             Some((n, d)) => (n * x).div_ceil(d),
             None => (self.num * x as u128).div_ceil(self.den) as u64,
@@ -171,6 +188,80 @@ impl Threshold {
             Measure::Containment => o * self.den >= self.num * a.min(b) as u128,
         }
     }
+
+    /// Whether a similarity known only as an `f64` passes: `x` is taken to be the `f64` nearest
+    /// a quotient `o / u` of integers (`o / u` as `o as f64 / u as f64` computes it), and passes
+    /// when `o / u >= num / den`, the test of [`Threshold::passes`].
+    ///
+    /// Exact for every `u` below 2^26 (for a Jaccard, the union; for a containment, the smaller
+    /// set). Rounding to nearest is monotone and this threshold's `f64`, `t`, is the one nearest
+    /// `num / den` (but for the tiny thresholds read as 1e-11, which `rounded_cut` handles), so
+    /// `x > t` implies `o / u >= num / den` and `x < t` implies `o / u < num / den`, whatever `u`. When `x == t`, `o / u` lies within half an ulp of `t`, an interval narrower
+    /// than 2^-53, and two fractions with denominators below 2^26.5 differ by more than that: the
+    /// simplest fraction in the interval is `o / u`, and `rounded_cut` compared it with the
+    /// threshold once, beforehand.
+    pub fn passes_rounded(&self, x: f64) -> bool {
+        x >= f64::from_bits(self.cut)
+    }
+}
+
+/// The cut of [`Threshold::passes_rounded`] for the threshold `th` read from `t`: `t` when the
+/// simplest fraction that rounds to `t` passes, else the next `f64` above `t`.
+fn rounded_cut(t: f64, th: &Threshold) -> f64 {
+    // Below 2^-40 the only quotient with a denominator below 2^26 that is not above `t` is 0,
+    // which passes only a threshold of 0; the others pass whatever the threshold, also one read
+    // as 1e-11 (see `Threshold::from_f64`). The plain comparison with `t` decides the same.
+    if t < TINY_THRESHOLD {
+        return t;
+    }
+    // `t = m 2^e` with `m < 2^53` and `-92 <= e <= -52`; in units of 2^(e - 2), `t` is `4m`, and
+    // the numbers that round to it lie strictly between the midpoints to its neighbours: `4m + 2`
+    // above, `4m - 2` below (`4m - 1` when `t` is a power of two, whose neighbour below is half as
+    // far). No fraction with a denominator below 2^53 is a midpoint.
+    let bits = t.to_bits();
+    let m = u128::from((bits & ((1 << 52) - 1)) | (1 << 52));
+    let e = ((bits >> 52) & 0x7ff) as i32 - 1075;
+    let den = 1u128 << (2 - e);
+    let below = if bits & ((1 << 52) - 1) == 0 { 1 } else { 2 };
+    let (p, q) = simplest_between((4 * m - below, den), (4 * m + 2, den));
+    // p / q >= num / den, with products wider than 128 bits. A threshold read as 1e-11 from a
+    // smaller `t` is above every fraction that rounds to `t`, and the cut is the next `f64`.
+    if mul_wide(p, th.den) >= mul_wide(th.num, q) {
+        t
+    } else {
+        t.next_up()
+    }
+}
+
+/// The fraction with the smallest denominator strictly between `x` and `y` (`0 <= x < y`), as
+/// `(numerator, denominator)`: the continued-fraction recursion of the Stern-Brocot tree.
+fn simplest_between((a, b): (u128, u128), (c, d): (u128, u128)) -> (u128, u128) {
+    let n = a / b;
+    // The smallest integer above x, when it is below y.
+    if (n + 1) * d < c {
+        return (n + 1, 1);
+    }
+    // x and y are in [n, n + 1]: the answer is n + 1 / z, with z the simplest fraction between
+    // 1 / (y - n) and 1 / (x - n).
+    let (ra, rc) = (a - n * b, c - n * d);
+    if ra == 0 {
+        // x = n: n + 1 / k with the smallest k such that 1 / k < y - n.
+        let k = d / rc + 1;
+        return (n * k + 1, k);
+    }
+    let (p, q) = simplest_between((d, rc), (b, ra));
+    (n * p + q, p)
+}
+
+/// `a b` as `(high, low)` 128-bit halves, which compare as the product does.
+fn mul_wide(a: u128, b: u128) -> (u128, u128) {
+    const LOW: u128 = u64::MAX as u128;
+    let (a1, a0, b1, b0) = (a >> 64, a & LOW, b >> 64, b & LOW);
+    let (p00, p01, p10, p11) = (a0 * b0, a0 * b1, a1 * b0, a1 * b1);
+    let mid = (p00 >> 64) + (p01 & LOW) + (p10 & LOW);
+    let low = (p00 & LOW) | (mid << 64);
+    let high = p11 + (p01 >> 64) + (p10 >> 64) + (mid >> 64);
+    (high, low)
 }
 
 fn gcd(mut a: u128, mut b: u128) -> u128 {
@@ -1848,6 +1939,8 @@ mod tests {
         }
     }
 
+    // The thresholds are written with as many digits as a user may type, more than an f64 holds.
+    #[allow(clippy::excessive_precision)]
     #[test]
     fn thresholds_are_read_as_the_decimals_typed() {
         let t = |x: f64| {
@@ -1863,6 +1956,9 @@ mod tests {
         assert_eq!(t(1e-7), (1, 10_000_000));
         // 1/3 typed in full keeps all its digits.
         assert_eq!(t(1.0 / 3.0), (3333333333333333, 10u128.pow(16)));
+        // A decimal longer than an f64 holds is read as the shortest decimal of its f64: just
+        // above 5/7 here, though the digits typed are just below it.
+        assert_eq!(t(0.714285714285714285), (7142857142857143, 10u128.pow(16)));
         // Below 1e-11 every threshold acts like 1e-11 (any common shingle passes).
         assert_eq!(t(1e-30), (1, 10u128.pow(11)));
         assert!(Threshold::from_f64(1.5).is_err());
@@ -1880,6 +1976,90 @@ mod tests {
         assert!(t.passes(Measure::Containment, 5, 100, 4));
         assert!(!t.passes(Measure::Containment, 5, 100, 3));
         assert_eq!(t.containment_overlap(100, 5), 4);
+    }
+
+    // The thresholds are written with as many digits as a user may type, more than an f64 holds.
+    #[allow(clippy::excessive_precision)]
+    #[test]
+    fn a_pair_just_below_a_threshold_typed_with_many_digits_fails() {
+        // 5 of 7: J = 5/7 = 0.714285714285714285714...
+        let just_above = Threshold::from_f64(0.714285714285714285).unwrap();
+        assert!(!just_above.passes(Measure::Jaccard, 5, 7, 5));
+        assert!(!just_above.passes_rounded(5.0 / 7.0));
+        let just_below = Threshold::from_f64(0.7142857142857142).unwrap();
+        assert!(just_below.passes(Measure::Jaccard, 5, 7, 5));
+        assert!(just_below.passes_rounded(5.0 / 7.0));
+        // 2/3 as an f64 is 0.66666666666666663, whose shortest decimal is below 2/3; the next
+        // f64 up reads as 0.6666666666666667, above it.
+        let below = Threshold::from_f64(2.0 / 3.0).unwrap();
+        assert!(below.passes(Measure::Jaccard, 2, 3, 2) && below.passes_rounded(2.0 / 3.0));
+        let above = Threshold::from_f64(0.6666666666666667).unwrap();
+        assert!(!above.passes(Measure::Jaccard, 2, 3, 2) && !above.passes_rounded(2.0 / 3.0));
+        // Exactly at the threshold, the f64 of the quotient passes too.
+        let t = Threshold::from_f64(0.8).unwrap();
+        assert!(t.passes_rounded(8.0 / 10.0) && t.passes_rounded(4.0 / 5.0));
+        assert!(!t.passes_rounded((0.8f64).next_down()));
+    }
+
+    #[test]
+    fn simplest_fractions_between_two_numbers() {
+        assert_eq!(simplest_between((33, 100), (34, 100)), (1, 3));
+        assert_eq!(simplest_between((6, 10), (7, 10)), (2, 3));
+        assert_eq!(simplest_between((0, 1), (3, 10)), (1, 4));
+        assert_eq!(simplest_between((1, 2), (1, 1)), (2, 3));
+        assert_eq!(simplest_between((3, 2), (5, 2)), (2, 1));
+        assert_eq!(simplest_between((1, 1), (3, 2)), (4, 3));
+        let x = (1u128 << 100) + 12345;
+        assert_eq!(
+            mul_wide(x, x),
+            ((1 << 72), 2 * 12345 * (1 << 100) + 12345 * 12345)
+        );
+    }
+
+    // The thresholds are written with as many digits as a user may type, more than an f64 holds.
+    #[allow(clippy::excessive_precision)]
+    #[test]
+    fn rounded_similarities_pass_as_their_fractions_do() {
+        // Thresholds at, just above and just below the f64 of every small fraction, and a few
+        // typed with more digits than an f64 holds.
+        let mut ts = vec![1e-12, 1e-7, 0.714285714285714285, 0.90909090909090906];
+        for u in 1..=24u64 {
+            for o in 0..=u {
+                let x = o as f64 / u as f64;
+                ts.extend([x, x.next_up(), x.next_down()]);
+            }
+        }
+        ts.retain(|t| (0.0..=1.0).contains(t));
+        for &t in &ts {
+            let th = Threshold::from_f64(t).unwrap();
+            for u in 1..=80u64 {
+                for o in 0..=u {
+                    let x = o as f64 / u as f64;
+                    assert_eq!(
+                        th.passes_rounded(x),
+                        th.passes(Measure::Jaccard, o, u, o),
+                        "{t} {o}/{u}"
+                    );
+                }
+            }
+        }
+        // Large unions, with the threshold's f64 equal to the similarity's or next to it, where
+        // only the fraction can decide.
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        for _ in 0..20_000 {
+            let u = rng.random_range(1..1u64 << 26);
+            let o = rng.random_range(0..=u);
+            let x = o as f64 / u as f64;
+            for t in [x, x.next_up(), x.next_down()] {
+                if let Ok(th) = Threshold::from_f64(t) {
+                    assert_eq!(
+                        th.passes_rounded(x),
+                        th.passes(Measure::Jaccard, o, u, o),
+                        "{t} {o}/{u}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -22,6 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::join::Threshold;
 use crate::sketch::minhash::standard_error;
 
 /// How candidate pairs are verified.
@@ -67,6 +68,8 @@ pub(crate) enum Decision {
 pub(crate) struct Verifier {
     mode: VerifyMode,
     threshold: f64,
+    /// The same threshold as an exact fraction: what "at least T" means, here as in `--exact`.
+    exact: Threshold,
     num_perm: usize,
     /// Agreeing slots needed for an estimate >= threshold.
     at_threshold: usize,
@@ -85,8 +88,14 @@ impl Verifier {
     /// A verifier for `threshold` with signatures of `num_perm` slots.
     pub fn new(mode: VerifyMode, threshold: f64, num_perm: usize) -> Self {
         let k = num_perm as f64;
-        // The smallest count m with m / k >= threshold, robust to rounding (0.8 * 128 = 102.4).
-        let at_threshold = ((threshold * k) - 1e-9).ceil().max(0.0) as usize;
+        // Thresholds are validated before a verifier is made; one outside [0, 1] is clamped so
+        // that making one cannot fail.
+        let exact = Threshold::from_f64(threshold).unwrap_or_else(|_| {
+            Threshold::from_f64(if threshold < 0.0 { 0.0 } else { 1.0 }).expect("in range")
+        });
+        // The smallest count m with m / k >= threshold, in integers like every other test of the
+        // threshold (0.8 is 4/5: 102.4 slots of 128, so 103).
+        let at_threshold = exact.ceil_of(num_perm as u64) as usize;
         // One slot of slack: the error of a 0/1 average is never finer than 1/k.
         let se = standard_error(threshold, num_perm).max(1.0 / k);
         let count = |s: f64| ((s * k) - 1e-9).ceil().clamp(0.0, k + 1.0) as usize;
@@ -98,6 +107,7 @@ impl Verifier {
         Verifier {
             mode,
             threshold,
+            exact,
             num_perm,
             at_threshold,
             sure_accept,
@@ -146,7 +156,7 @@ impl Verifier {
         let eps = 1e-9;
         match self.mode {
             VerifyMode::None => Decision::Accept,
-            VerifyMode::Signature if estimate >= self.threshold - eps => Decision::Accept,
+            VerifyMode::Signature if self.accept_exact(estimate) => Decision::Accept,
             VerifyMode::Signature => Decision::Reject,
             VerifyMode::Exact if estimate < self.threshold - EXACT_PREFILTER_Z * se - eps => {
                 Decision::Reject
@@ -158,9 +168,11 @@ impl Verifier {
         }
     }
 
-    /// Whether an exact Jaccard passes.
-    pub(crate) fn accept_exact(&self, jaccard: f64) -> bool {
-        jaccard >= self.threshold - 1e-12
+    /// Whether an exact similarity (a quotient of shingle counts, as an `f64`) passes: the test
+    /// `--exact` makes on the counts themselves, with no slack either way (see
+    /// [`Threshold::passes_rounded`]), so that both modes keep the same pairs.
+    pub(crate) fn accept_exact(&self, similarity: f64) -> bool {
+        self.exact.passes_rounded(similarity)
     }
 }
 
@@ -207,6 +219,54 @@ mod tests {
         assert_eq!(v.decide(102), Decision::Reject);
         let v = Verifier::new(VerifyMode::Signature, 0.75, 128);
         assert_eq!(v.decide(96), Decision::Accept);
+    }
+
+    #[test]
+    fn signature_counts_are_exact_at_many_digits() {
+        // 100 of 128 slots is 0.78125, just below this threshold: 101 are needed.
+        let v = Verifier::new(VerifyMode::Signature, 0.781250000001, 128);
+        assert_eq!(v.decide(100), Decision::Reject);
+        assert_eq!(v.decide(101), Decision::Accept);
+        let v = Verifier::new(VerifyMode::Signature, 0.78125, 128);
+        assert_eq!(v.decide(100), Decision::Accept);
+        assert_eq!(v.decide(99), Decision::Reject);
+    }
+
+    // The thresholds are written with as many digits as a user may type, more than an f64 holds.
+    #[allow(clippy::excessive_precision)]
+    #[test]
+    fn exact_verification_agrees_with_the_join_at_the_threshold() {
+        let judge = |t: f64, overlap: u64, union: u64| {
+            let v = Verifier::new(VerifyMode::Exact, t, 128);
+            let th = Threshold::from_f64(t).unwrap();
+            let joined = th.passes(crate::sim::Measure::Jaccard, overlap, union, overlap);
+            let verified = v.accept_exact(overlap as f64 / union as f64);
+            assert_eq!(verified, joined, "{t} {overlap}/{union}");
+            verified
+        };
+        // Exactly at the threshold: accepted.
+        assert!(judge(0.8, 4, 5));
+        assert!(judge(0.8, 8, 10));
+        assert!(judge(0.75, 3, 4));
+        // 2/3 against the f64 just above 2/3's (0.6666666666666667): rejected, with no slack.
+        assert!(!judge(0.6666666666666667, 2, 3));
+        assert!(judge(0.6666666666666666, 2, 3));
+        assert!(judge(2.0 / 3.0, 2, 3));
+        // 5/7 just below a threshold typed with 18 digits, read as 0.7142857142857143.
+        assert!(!judge(0.714285714285714285, 5, 7));
+        assert!(judge(0.7142857142857142, 5, 7));
+        // 10/11 likewise.
+        assert!(!judge(0.90909090909090906, 10, 11));
+        assert!(judge(0.909090909090909, 10, 11));
+        // The ends.
+        assert!(judge(0.0, 0, 7));
+        assert!(judge(1.0, 7, 7));
+        assert!(!judge(1.0, 6, 7));
+        // Sample estimates in signature mode meet the same test.
+        let s = Verifier::new(VerifyMode::Signature, 0.6666666666666667, 128);
+        assert_eq!(s.decide_estimate(2.0 / 3.0, 30), Decision::Reject);
+        let s = Verifier::new(VerifyMode::Signature, 2.0 / 3.0, 128);
+        assert_eq!(s.decide_estimate(2.0 / 3.0, 30), Decision::Accept);
     }
 
     #[test]

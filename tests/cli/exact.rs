@@ -373,3 +373,81 @@ fn a_document_too_large_for_the_limit_is_refused_before_it_is_shingled() {
         run.describe()
     );
 }
+
+/// The audit's case: `--exact` and `--verify exact` read a threshold the same way and keep the
+/// same pairs at the boundary, typed with more digits than an f64 holds or not.
+#[test]
+fn both_exact_modes_keep_the_same_pairs_at_the_threshold() {
+    let d = Dir::new();
+    // One-word shingles: J(a, b) = 5/7, J(a, c) = 5/6, J(a, d) = 2/3, J(b, e) = 7/8,
+    // J(c, e) = 3/4; the other pairs are at 5/8 or below.
+    d.create(
+        "t.jsonl",
+        [
+            r#"{"id":"a","text":"w1 w2 w3 w4 w5"}"#,
+            r#"{"id":"b","text":"w1 w2 w3 w4 w5 w6 w7"}"#,
+            r#"{"id":"c","text":"w1 w2 w3 w4 w5 w8"}"#,
+            r#"{"id":"d","text":"w1 w2 w3 w4 w9"}"#,
+            r#"{"id":"e","text":"w1 w2 w3 w4 w5 w6 w7 w8"}"#,
+        ]
+        .join("\n"),
+    );
+    let found = |t: &str, mode: &[&str]| -> Vec<String> {
+        let run = d
+            .scan()
+            .args(["t.jsonl", "--shingle", "word", "-w", "1", "-t", t])
+            .args(mode)
+            .ok();
+        let mut p: Vec<String> = run
+            .pairs()
+            .into_iter()
+            .map(|p| {
+                let (a, b) = if p.a < p.b { (p.a, p.b) } else { (p.b, p.a) };
+                format!("{a}-{b}")
+            })
+            .collect();
+        p.sort();
+        p
+    };
+    for (t, expect) in [
+        // 18 digits just below 5/7, read as the shortest decimal of their f64,
+        // 0.7142857142857143, just above it: a-b fails in both modes.
+        ("0.714285714285714285", vec!["a-c", "b-e", "c-e"]),
+        ("0.7142857142857143", vec!["a-c", "b-e", "c-e"]),
+        ("0.7142857142857142", vec!["a-b", "a-c", "b-e", "c-e"]),
+        // The f64 just above 2/3's: no slack lets 2/3 through.
+        ("0.6666666666666667", vec!["a-b", "a-c", "b-e", "c-e"]),
+        (
+            "0.6666666666666666",
+            vec!["a-b", "a-c", "a-d", "b-e", "c-e"],
+        ),
+        // Exactly at the threshold: c-e.
+        ("0.75", vec!["a-c", "b-e", "c-e"]),
+    ] {
+        eqnice!(expect, found(t, &["--exact"]), "--exact -t {t}");
+        eqnice!(
+            expect,
+            found(t, &["--verify", "exact"]),
+            "--verify exact -t {t}"
+        );
+    }
+    // Containment goes through the same comparison: 50 of 70 shingles, 5/7 again.
+    let words = |prefix: &str, n: usize| (0..n).map(|i| format!("{prefix}{i}")).collect::<Vec<_>>();
+    let x = words("w", 70).join(" ");
+    let y = [words("w", 50), words("v", 20)].concat().join(" ");
+    d.create(
+        "c.jsonl",
+        format!("{{\"id\":\"x\",\"text\":\"{x}\"}}\n{{\"id\":\"y\",\"text\":\"{y}\"}}\n"),
+    );
+    for (t, expect) in [("0.714285714285714285", 0), ("0.7142857142857142", 1)] {
+        for mode in [["--exact"].as_slice(), &["--verify", "exact"]] {
+            let run = d
+                .scan()
+                .args(["c.jsonl", "--containment", "--shingle", "word", "-w", "1"])
+                .args(["-t", t])
+                .args(mode)
+                .ok();
+            assert_eq!(run.pairs().len(), expect, "{mode:?} -t {t}");
+        }
+    }
+}

@@ -118,10 +118,17 @@ fn threshold_decides_which_pairs_are_reported() {
     assert_eq!(run.expect_pair(AB.0, AB.1).jaccard, Some(j));
     let run = d.scan().args(exact).args(["-t", "0.95"]).ok();
     run.expect_no_pair(AB.0, AB.1);
-    // ">= T": a threshold equal to the exact similarity keeps the pair.
-    let run = d.scan().args(exact).args(["-t", &j.to_string()]).ok();
+    // ">= T": a threshold just below the exact similarity keeps the pair; one typed as the
+    // printed similarity decides as --exact does (the printed decimal may be a hair above the
+    // true fraction, see docs/reference.md, "Exact mode").
+    let below = format!("{:.12}", j - 5e-13);
+    let run = d.scan().args(exact).args(["-t", &below]).ok();
     assert_eq!(run.expect_pair(AB.0, AB.1).jaccard, Some(j));
+    let at = j.to_string();
+    let run = d.scan().args(exact).args(["-t", &at]).ok();
     assert_eq!(run.params()["threshold"], j);
+    let joined = d.scan().args(["a.txt", "b.txt", "--exact", "-t", &at]).ok();
+    assert_eq!(run.pair_ids(), joined.pair_ids());
     // A low threshold finds the far edit too (with banding wide enough to propose it).
     let far = two(&text(10, 150), &edited(10, 150, 20));
     let jf = library_jaccard(
