@@ -8,6 +8,12 @@
 //! in properties), and other control characters as in every text ndup prints (`\x1b`), so any
 //! file name is safe.
 //!
+//! `file=` names the document's real path. The runner reads a workflow command as UTF-8 text and
+//! undoes only its own escapes, so a path that is not UTF-8, or that holds a control character
+//! other than CR and LF (which the job log would otherwise receive raw), cannot be written
+//! there: such an annotation has no `file=` (GitHub shows it on the run, not on a file) rather
+//! than one naming another file. Its message still names the document by its id.
+//!
 //! Actions shows at most [`MAX_ANNOTATIONS`] warnings, and as many notices, per step, and drops
 //! the rest without a word. Over the limit the warnings are one per cluster, largest first, as
 //! many as fit, and a first `::notice` says how many pairs were grouped and how many clusters,
@@ -43,18 +49,33 @@ fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// `path` as the value of `file=`, when the runner can be given exactly it: UTF-8, with no
+/// character the escaping would turn into another (a control character other than CR and LF,
+/// which `%0D` and `%0A` carry; a bidirectional override).
+fn file_property(path: &[u8]) -> Option<String> {
+    let s = std::str::from_utf8(path).ok()?;
+    let others = s.replace(['\r', '\n'], "");
+    match super::printable(&others) {
+        std::borrow::Cow::Borrowed(_) => Some(escape_property(s)),
+        std::borrow::Cow::Owned(_) => None,
+    }
+}
+
 fn annotation(
     w: &mut dyn Write,
     level: &str,
-    file: &str,
+    file: &[u8],
     line: u64,
     title: &str,
     message: &str,
 ) -> io::Result<()> {
+    match file_property(file) {
+        Some(file) => write!(w, "::{level} file={file},line={line},")?,
+        None => write!(w, "::{level} ")?,
+    }
     writeln!(
         w,
-        "::{level} file={},line={line},title={}::{}",
-        escape_property(file),
+        "title={}::{}",
         escape_property(title),
         escape_data(message)
     )
@@ -199,6 +220,41 @@ mod tests {
         assert_eq!(escape_property("a,b:c%d\ne"), "a%2Cb%3Ac%25d%0Ae");
         assert_eq!(escape_data("50%: a,b\r\n"), "50%25: a,b%0D%0A");
         assert_eq!(escape_data("\x1b[2Jx"), "\\x1b[2Jx");
+    }
+
+    #[test]
+    fn a_path_the_runner_cannot_be_given_exactly_is_left_out() {
+        assert_eq!(
+            file_property(b"d/a,b:%\n.md").as_deref(),
+            Some("d/a%2Cb%3A%25%0A.md")
+        );
+        // A literal backslash is a character like any other.
+        assert_eq!(
+            file_property(br"d/x\xff.md").as_deref(),
+            Some(r"d/x\xff.md")
+        );
+        for path in [
+            &b"d/x\xff.md"[..],
+            b"d/a\tb.md",
+            b"d/\x1b[2J.md",
+            "d/\u{202e}dm.a".as_bytes(),
+        ] {
+            assert_eq!(file_property(path), None, "{path:?}");
+        }
+        let mut out = Vec::new();
+        annotation(
+            &mut out,
+            "warning",
+            b"d/x\xff.md",
+            1,
+            "Near-duplicate",
+            "d/x\\xff.md ...",
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "::warning title=Near-duplicate::d/x\\xff.md ...\n"
+        );
     }
 
     use crate::model::{Skip, SkipKind};

@@ -113,13 +113,40 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Where document `doc` is, for formats that point at files: its path (a file) or its source
-/// (a JSON-lines record), and the line it starts on.
-pub(crate) fn location(report: &ScanReport, doc: u32) -> (String, u64) {
+/// Where document `doc` is, for formats that point at files: the bytes of its path (a file) or
+/// of its source's path (a JSON-lines record), and the line it starts on. A text in memory, or a
+/// record read from standard input, has no path and is located at its id (or the source's name).
+///
+/// The path, not the id: an id escapes a name that is not UTF-8 (`x\xff.md` for the byte 0xFF,
+/// `x\\xff.md` for a file literally named `x\xff.md`), so a location made from the id would
+/// name another file, or none.
+pub(crate) fn location(report: &ScanReport, doc: u32) -> (std::borrow::Cow<'_, [u8]>, u64) {
+    use std::borrow::Cow;
     let d = &report.documents[doc as usize];
     match &d.origin {
-        Origin::File(_) | Origin::Text { .. } => (d.id.clone(), 1),
-        Origin::Record { source, line, .. } => (source.name().to_string(), *line),
+        Origin::File(path) => (path_bytes(path), 1),
+        Origin::Text { .. } => (Cow::Borrowed(d.id.as_bytes()), 1),
+        Origin::Record { source, line, .. } => match source.path() {
+            Some(path) => (path_bytes(path), *line),
+            None => (Cow::Borrowed(source.name().as_bytes()), *line),
+        },
+    }
+}
+
+/// The bytes of `path` as the operating system names it (on Unix, whatever they are).
+fn path_bytes(path: &std::path::Path) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::borrow::Cow::Borrowed(path.as_os_str().as_bytes())
+    }
+    #[cfg(not(unix))]
+    {
+        // Windows names are Unicode; an unpaired surrogate, which no URI can carry, is lost.
+        match path.to_string_lossy() {
+            std::borrow::Cow::Borrowed(s) => std::borrow::Cow::Borrowed(s.as_bytes()),
+            std::borrow::Cow::Owned(s) => std::borrow::Cow::Owned(s.into_bytes()),
+        }
     }
 }
 
@@ -243,6 +270,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::find::config::ScanConfig;
     use crate::source::Document;
+    use std::borrow::Cow;
 
     /// A report with three documents, two pairs (one with an exact Jaccard) and one skip.
     pub(crate) fn sample() -> ScanReport {
@@ -274,6 +302,28 @@ pub(crate) mod tests {
             }],
             stats: Stats::default(),
         }
+    }
+
+    /// Two files whose names an id escapes: `x<ff>.md` (id `d/x\xff.md`) and one literally
+    /// named `x\xff.md` (id `d/x\\xff.md`); each is located at its own bytes.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_is_located_at_its_path_not_at_its_escaped_id() {
+        use std::os::unix::ffi::OsStrExt;
+        let mut r = sample();
+        let named = |bytes: &[u8]| {
+            let path = std::path::Path::new(std::ffi::OsStr::from_bytes(bytes));
+            Document {
+                id: crate::source::files::display_id(path),
+                origin: Origin::File(path.to_path_buf()),
+                empty: false,
+            }
+        };
+        r.documents = vec![named(b"d/x\xff.md"), named(br"d/x\xff.md")];
+        assert_eq!(r.documents[0].id, r"d/x\xff.md");
+        assert_eq!(r.documents[1].id, r"d/x\\xff.md");
+        assert_eq!(location(&r, 0), (Cow::Borrowed(&b"d/x\xff.md"[..]), 1));
+        assert_eq!(location(&r, 1), (Cow::Borrowed(&br"d/x\xff.md"[..]), 1));
     }
 
     fn render(format: Format, opts: ReportOptions) -> String {

@@ -59,44 +59,49 @@ impl Limits {
     };
 }
 
-/// A path as a URI reference: a relative reference for a relative path (`./` removed), a
-/// `file://` URI for an absolute one.
-pub(crate) fn path_uri(path: &str) -> String {
+/// A path, given by its bytes, as a URI reference: a relative reference for a relative path
+/// (`./` removed), a `file://` URI for an absolute one.
+pub(crate) fn path_uri(path: &[u8]) -> String {
     uri_reference(path, cfg!(windows))
 }
 
 /// [`path_uri`] for a path of Windows (`windows`) or of Unix. Every byte that is not unreserved
 /// (RFC 3986: letters, digits, `-._~`) or a `/` separator is percent-encoded, the UTF-8 bytes of
-/// non-ASCII characters one by one, so that any name decodes back to itself: `%`, `#`, `?`,
+/// non-ASCII characters one by one, and so are bytes that are not UTF-8 (a Unix name may hold
+/// any), so that any name decodes back to itself: `%`, `#`, `?`,
 /// `[`, `]`, `:` and spaces cannot be read as URI syntax. On Unix a backslash is an ordinary
 /// character of a file name, so it is encoded (`%5C`); only a Windows path has `\` separators,
 /// which become `/`, and a drive letter (`C:\x` gives `file:///C:/x`) or a UNC share
 /// (`\\server\share\x` gives `file://server/share/x`) gives an absolute URI.
-fn uri_reference(path: &str, windows: bool) -> String {
-    let converted;
+fn uri_reference(path: &[u8], windows: bool) -> String {
+    let converted: Vec<u8>;
     let mut p = path;
     if windows {
-        converted = path.replace('\\', "/");
+        converted = path
+            .iter()
+            .map(|&b| if b == b'\\' { b'/' } else { b })
+            .collect();
         p = &converted;
     }
     // `./a` and `.//a` are `a`; `/./a` is left alone (it is absolute).
-    while let Some(rest) = p.strip_prefix("./") {
-        p = rest.trim_start_matches('/');
+    while let Some(rest) = p.strip_prefix(b"./") {
+        let slashes = rest.iter().take_while(|&&b| b == b'/').count();
+        p = &rest[slashes..];
     }
     let mut out = String::with_capacity(p.len() + 8);
-    let b = p.as_bytes();
-    if windows && b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+    if windows && p.len() >= 2 && p[0].is_ascii_alphabetic() && p[1] == b':' {
         // The drive's colon stays: `file:///C%3A/x` names no drive.
         out.push_str("file:///");
-        out.push_str(&p[..2]);
+        out.push(p[0] as char);
+        out.push(':');
         p = &p[2..];
-    } else if windows && p.starts_with("//") {
+    } else if windows && p.starts_with(b"//") {
         // A UNC path's server is the URI's authority.
         out.push_str("file:");
-    } else if p.starts_with('/') {
+    } else if p.starts_with(b"/") {
         out.push_str("file://");
     }
-    for &b in p.as_bytes() {
+    for &b in p {
         if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
             out.push(b as char);
         } else {
@@ -424,8 +429,8 @@ pub(crate) mod tests {
     use crate::model::{Pair, Stats};
     use crate::source::{Document, Origin};
 
-    /// `%XX` decoded, for checking that a URI gives its path back.
-    fn decode(uri: &str) -> String {
+    /// `%XX` decoded, for checking that a URI gives the bytes of its path back.
+    fn decode(uri: &str) -> Vec<u8> {
         let b = uri.as_bytes();
         let mut out = Vec::new();
         let mut i = 0;
@@ -438,34 +443,51 @@ pub(crate) mod tests {
                 i += 1;
             }
         }
-        String::from_utf8(out).unwrap()
+        out
     }
 
     #[test]
     fn uris() {
-        assert_eq!(path_uri("./docs/a b#1.md"), "docs/a%20b%231.md");
-        assert_eq!(path_uri(".//docs/a.md"), "docs/a.md");
-        assert_eq!(path_uri("/abs/x.md"), "file:///abs/x.md");
-        assert_eq!(path_uri("café.md"), "caf%C3%A9.md");
-        assert_eq!(path_uri("a:b.md"), "a%3Ab.md");
+        assert_eq!(path_uri("./docs/a b#1.md".as_bytes()), "docs/a%20b%231.md");
+        assert_eq!(path_uri(".//docs/a.md".as_bytes()), "docs/a.md");
+        assert_eq!(path_uri("/abs/x.md".as_bytes()), "file:///abs/x.md");
+        assert_eq!(path_uri("café.md".as_bytes()), "caf%C3%A9.md");
+        assert_eq!(path_uri("a:b.md".as_bytes()), "a%3Ab.md");
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_is_encoded_byte_by_byte() {
+        // `x<ff>.md`, and a file literally named `x\xff.md` (what the first one's id reads).
+        assert_eq!(uri_reference(b"d/x\xff.md", false), "d/x%FF.md");
+        assert_eq!(uri_reference(b"d/x\\xff.md", false), "d/x%5Cxff.md");
+        assert_eq!(decode("d/x%FF.md"), b"d/x\xff.md");
     }
 
     #[test]
     fn a_unix_backslash_is_part_of_the_name() {
         let name = "dir\\a\\b[1] #%?\t\u{1b}é.md";
-        let uri = uri_reference(name, false);
+        let uri = uri_reference(name.as_bytes(), false);
         assert_eq!(uri, "dir%5Ca%5Cb%5B1%5D%20%23%25%3F%09%1B%C3%A9.md");
-        assert_eq!(decode(&uri), name);
-        assert_eq!(uri_reference("/x/a\\b", false), "file:///x/a%5Cb");
+        assert_eq!(decode(&uri), name.as_bytes());
+        assert_eq!(
+            uri_reference("/x/a\\b".as_bytes(), false),
+            "file:///x/a%5Cb"
+        );
     }
 
     #[test]
     fn a_windows_backslash_is_a_separator() {
-        assert_eq!(uri_reference("dir\\x.md", true), "dir/x.md");
-        assert_eq!(uri_reference(".\\dir\\x y.md", true), "dir/x%20y.md");
-        assert_eq!(uri_reference("C:\\src\\a.md", true), "file:///C:/src/a.md");
+        assert_eq!(uri_reference("dir\\x.md".as_bytes(), true), "dir/x.md");
         assert_eq!(
-            uri_reference("\\\\server\\share\\a.md", true),
+            uri_reference(".\\dir\\x y.md".as_bytes(), true),
+            "dir/x%20y.md"
+        );
+        assert_eq!(
+            uri_reference("C:\\src\\a.md".as_bytes(), true),
+            "file:///C:/src/a.md"
+        );
+        assert_eq!(
+            uri_reference("\\\\server\\share\\a.md".as_bytes(), true),
             "file://server/share/a.md"
         );
     }

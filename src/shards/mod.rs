@@ -38,8 +38,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
@@ -168,14 +168,49 @@ fn schema() -> SchemaRef {
 fn parquet_error(path: &Path) -> impl Fn(parquet::errors::ParquetError) -> Error + '_ {
     move |e| Error::Io {
         path: path.to_path_buf(),
-        source: io::Error::other(e.to_string()),
+        source: parquet_io(e),
     }
 }
 
 fn arrow_error(path: &Path) -> impl Fn(arrow_schema::ArrowError) -> Error + '_ {
     move |e| Error::Io {
         path: path.to_path_buf(),
-        source: io::Error::other(e.to_string()),
+        source: arrow_io(e),
+    }
+}
+
+/// The I/O error inside `e` when a write or read failed (its kind intact: a closed pipe is
+/// `BrokenPipe`, which the binary takes for a reader that has seen enough), else `e` as text.
+fn arrow_io(e: arrow_schema::ArrowError) -> io::Error {
+    use arrow_schema::ArrowError;
+    match e {
+        ArrowError::IoError(_, e) => e,
+        ArrowError::ExternalError(inner) => external_io(inner),
+        e => io::Error::other(e.to_string()),
+    }
+}
+
+/// [`arrow_io`] for a Parquet error.
+fn parquet_io(e: parquet::errors::ParquetError) -> io::Error {
+    match e {
+        parquet::errors::ParquetError::External(inner) => external_io(inner),
+        e => io::Error::other(e.to_string()),
+    }
+}
+
+/// The I/O error an error boxed by Arrow or Parquet is, or wraps.
+fn external_io(inner: Box<dyn std::error::Error + Send + Sync>) -> io::Error {
+    let inner = match inner.downcast::<io::Error>() {
+        Ok(e) => return *e,
+        Err(inner) => inner,
+    };
+    let inner = match inner.downcast::<arrow_schema::ArrowError>() {
+        Ok(e) => return arrow_io(*e),
+        Err(inner) => inner,
+    };
+    match inner.downcast::<parquet::errors::ParquetError>() {
+        Ok(e) => parquet_io(*e),
+        Err(inner) => io::Error::other(inner.to_string()),
     }
 }
 
@@ -494,6 +529,7 @@ pub fn read_shards(dirs: &[PathBuf], run: &SigningParams) -> Result<SignedCorpus
         // Replaced by the texts of every document once they are all read.
         texts: SharedTexts::new(TextsNotKept(0)),
         ids: Ids::new(1, true),
+        several_sources: several_sources(&files),
         sources: Vec::new(),
         places: Vec::new(),
     };
@@ -585,11 +621,54 @@ fn shard_params(path: &Path, meta: Option<&Vec<KeyValue>>) -> Result<SigningPara
     serde_json::from_str(&params).map_err(|e| not_shard(&format!("bad ndup.params: {e}")))
 }
 
+/// True when the rows of `files` come from more than one source. Files that cannot be read are
+/// passed over here: reading them for their rows says what is wrong with them.
+fn several_sources(files: &[PathBuf]) -> bool {
+    let mut first: Option<String> = None;
+    for path in files {
+        let Ok(file) = File::open(path) else {
+            continue;
+        };
+        let Ok(builder) = ParquetRecordBatchReaderBuilder::try_new(file) else {
+            continue;
+        };
+        let only_source = ProjectionMask::columns(builder.parquet_schema(), ["source"]);
+        let Ok(reader) = builder
+            .with_projection(only_source)
+            .with_batch_size(BATCH_ROWS)
+            .build()
+        else {
+            continue;
+        };
+        for batch in reader {
+            let Some(sources) = batch.ok().and_then(|b| b.column_by_name("source").cloned()) else {
+                break;
+            };
+            let Some(sources) = sources.as_string_opt::<i32>() else {
+                break;
+            };
+            for s in sources.iter().flatten() {
+                match &first {
+                    None => first = Some(s.to_owned()),
+                    Some(f) if f != s => return true,
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+    false
+}
+
 /// What reading rows keeps besides the corpus: the ids given so far, and where each document
-/// came from, so that shards signed with [`IdRule::AsRead`] get the ids a scan would give.
+/// came from, so that shards signed with [`IdRule::AsRead`], or signed one source at a time, get
+/// the ids a scan would give.
 struct Rows {
     texts: SharedTexts,
     ids: Ids,
+    /// The rows come from more than one source. A scan of several sources names a record without
+    /// an id `source:line`, a scan of one source by its line alone: shards signed a source at a
+    /// time hold the bare line, to be named as a scan of all their sources names it.
+    several_sources: bool,
     sources: Vec<String>,
     /// For each document: its source (in `sources`) and its line (0 for a file).
     places: Vec<(u32, u64)>,
@@ -644,12 +723,18 @@ fn read_batch(
         } else {
             lines.value(row) as u64
         };
+        let id_made_up = made_up.is_some_and(|m| !m.is_null(row) && m.value(row));
+        let id = if id_made_up && rows.several_sources {
+            format!("{source}:{line}")
+        } else {
+            ids.value(row).to_owned()
+        };
         let (places, names) = (&rows.places, &rows.sources);
         let id = rows.ids.settle(
             source,
             line,
-            ids.value(row).to_owned(),
-            made_up.is_some_and(|m| !m.is_null(row) && m.value(row)),
+            id,
+            id_made_up,
             &mut corpus.documents,
             |d| match &d.origin {
                 Origin::Text { index, .. } => {
@@ -712,4 +797,41 @@ pub fn scan_signatures(pipeline: &Pipeline, dirs: &[PathBuf]) -> Result<ScanRepo
     let start = Instant::now();
     let corpus = read_shards(dirs, &SigningParams::from_config(config))?;
     pipeline.find_pairs(corpus, start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_schema::ArrowError;
+    use parquet::errors::ParquetError;
+
+    /// A closed pipe stays `BrokenPipe` however the writers wrap it, so that the binary can tell
+    /// a reader that has seen enough from a failure.
+    #[test]
+    fn an_io_error_keeps_its_kind_through_arrow_and_parquet() {
+        let pipe = || io::Error::from(io::ErrorKind::BrokenPipe);
+        let kind = |e: Error| match e {
+            Error::Io { source, .. } => source.kind(),
+            e => panic!("{e}"),
+        };
+        let path = Path::new("-");
+        for e in [
+            ArrowError::from(pipe()),
+            ArrowError::ExternalError(Box::new(pipe())),
+            ArrowError::ExternalError(Box::new(ParquetError::from(pipe()))),
+        ] {
+            assert_eq!(kind(arrow_error(path)(e)), io::ErrorKind::BrokenPipe);
+        }
+        for e in [
+            ParquetError::from(pipe()),
+            ParquetError::External(Box::new(ArrowError::from(pipe()))),
+        ] {
+            assert_eq!(kind(parquet_error(path)(e)), io::ErrorKind::BrokenPipe);
+        }
+        // Anything else is its message.
+        let other = kind(arrow_error(path)(ArrowError::DivideByZero));
+        assert_eq!(other, io::ErrorKind::Other);
+        let e = parquet_error(path)(ParquetError::General("bad".into()));
+        assert!(e.to_string().ends_with("Parquet error: bad"), "{e}");
+    }
 }

@@ -9,6 +9,11 @@ use crate::corpus::text;
 
 /// `%XX` decoded, strictly: a URI reference that decodes back to a file name.
 fn percent_decode(uri: &str) -> String {
+    String::from_utf8(percent_decode_bytes(uri)).unwrap()
+}
+
+/// [`percent_decode`] for a name that may not be UTF-8.
+fn percent_decode_bytes(uri: &str) -> Vec<u8> {
     let b = uri.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -22,7 +27,7 @@ fn percent_decode(uri: &str) -> String {
             i += 1;
         }
     }
-    String::from_utf8(out).unwrap()
+    out
 }
 
 fn uris(result: &Value, key: &str) -> Vec<String> {
@@ -91,6 +96,76 @@ fn a_unix_file_name_round_trips_through_the_uri_and_the_message_link() {
         r["message"]["text"].as_str().unwrap()
     );
     eqnice!(ODD, percent_decode(&uris(r, "locations")[1]));
+}
+
+/// A file whose name has the byte 0xFF has the id `d/x\xff.md`, and one literally named
+/// `x\xff.md` the id `d/x\\xff.md`: the locations were made from the ids, so the first pointed
+/// at the second and the second at no file. Each is located at its own bytes; a GitHub annotation
+/// names the second as it is and cannot name the first (not UTF-8), so it leaves `file=` out.
+#[test]
+fn a_name_an_id_escapes_is_located_at_its_own_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = Dir::new();
+    let body = text(51, 150);
+    d.create("d/plain.md", &body);
+    let raw: &[u8] = b"d/x\xff.md";
+    let literal: &[u8] = br"d/x\xff.md";
+    for name in [raw, literal] {
+        std::fs::write(d.path().join(std::ffi::OsStr::from_bytes(name)), &body).unwrap();
+    }
+    let v = d.scan().args(["d", "--format", "sarif"]).ok().json();
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "{v:#}");
+    let mut located = std::collections::BTreeMap::new();
+    for r in results {
+        let (a, b) = (
+            r["properties"]["a"].as_str().unwrap(),
+            r["properties"]["b"].as_str().unwrap(),
+        );
+        for (id, uri) in [a, b].into_iter().zip(uris(r, "locations")) {
+            let bytes = percent_decode_bytes(&uri);
+            assert!(
+                d.path().join(std::ffi::OsStr::from_bytes(&bytes)).is_file(),
+                "{uri}"
+            );
+            located.insert(id.to_string(), bytes);
+        }
+    }
+    let expected: std::collections::BTreeMap<String, Vec<u8>> = [
+        ("d/plain.md", &b"d/plain.md"[..]),
+        (r"d/x\xff.md", raw),
+        (r"d/x\\xff.md", literal),
+    ]
+    .into_iter()
+    .map(|(id, bytes)| (id.to_string(), bytes.to_vec()))
+    .collect();
+    eqnice!(expected, located);
+
+    // `d/plain.md` is the first document of both its pairs, the literal name of the third.
+    let out = d.scan().args(["d", "--format", "github"]).ok().stdout;
+    let heads: Vec<&str> = out.lines().map(|l| &l[..l.find("::d/").unwrap()]).collect();
+    eqnice!(
+        vec![
+            "::warning file=d/plain.md,line=1,title=Near-duplicate",
+            "::warning file=d/plain.md,line=1,title=Near-duplicate",
+            r"::warning file=d/x\xff.md,line=1,title=Near-duplicate",
+        ],
+        heads
+    );
+    // A pair whose first document is the name with 0xFF.
+    let e = Dir::new();
+    std::fs::create_dir(e.path().join("e")).unwrap();
+    std::fs::write(
+        e.path().join(std::ffi::OsStr::from_bytes(b"e/a\xff.md")),
+        &body,
+    )
+    .unwrap();
+    e.create("e/b.md", &body);
+    let out = e.scan().args(["e", "--format", "github"]).ok().stdout;
+    eqnice!(
+        "::warning title=Near-duplicate::e/a\\xff.md is a near-duplicate of e/b.md (estimate 1.0000)\n",
+        out
+    );
 }
 
 /// `n` pairs of exact copies, each pair with its own text: `docs/gNN-a.md` and `docs/gNN-b.md`.

@@ -427,3 +427,89 @@ fn sign_out_dash_streams_the_shards_rows_as_arrow() {
         "{screen}"
     );
 }
+
+/// Shards signed a source at a time held `a.jsonl`'s id-less line 2 as `2`, and a scan of them
+/// together named it so, where a scan of `a.jsonl b.jsonl` names it `a.jsonl:2`. Rows of several
+/// sources now name a record without an id by its source and line, whichever way it was signed.
+#[test]
+fn shards_signed_a_source_at_a_time_name_records_as_a_scan_of_all_the_sources() {
+    let d = Dir::new();
+    let t = |v: usize| edited(78, 120, v);
+    let a = [
+        json!({"text": t(0)}), // a.jsonl:1 (`1` signed alone, the id b.jsonl has)
+        json!({"text": t(1)}), // a.jsonl:2
+        json!({"id": "b.jsonl:2", "text": t(2)}), // takes b.jsonl's made-up name first
+    ];
+    let b = [json!({"id": "1", "text": t(3)}), json!({"text": t(4)})];
+    for (name, lines) in [("a.jsonl", &a[..]), ("b.jsonl", &b[..])] {
+        let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        d.create(name, lines.join("\n") + "\n");
+    }
+    let args = ["--verify", "signature", "--threshold", "0.5"];
+    // Pairs, then clusters: one run gives either.
+    let both = |cmd: &mut super::util::TestCommand| {
+        let pairs = cmd.args(args).ok().pair_ids();
+        let clusters = cmd.arg("--clusters").ok().clusters();
+        (pairs, clusters)
+    };
+    let direct = both(d.scan().args(["a.jsonl", "b.jsonl"]));
+    assert_eq!(direct.0.len(), 10, "{direct:?}");
+    let members = direct.1.concat();
+    for id in ["a.jsonl:1", "a.jsonl:2", "b.jsonl:2", "1", "b.jsonl:2#2"] {
+        assert!(members.iter().any(|m| m == id), "{id} in {members:?}");
+    }
+    for ids in ["unique", "as-read"] {
+        for (input, out) in [("a.jsonl", "sa"), ("b.jsonl", "sb")] {
+            let out = format!("{ids}-{out}");
+            d.ndup()
+                .args(["sign", input, "--out", &out, "--ids", ids])
+                .args(["--threshold", "0.5"])
+                .ok();
+        }
+        let shards = both(
+            d.scan()
+                .args(["--signatures", &format!("{ids}-sa")])
+                .args(["--signatures", &format!("{ids}-sb")]),
+        );
+        assert_eq!(shards, direct, "--ids {ids}");
+    }
+    // One source alone is named by its lines, as a scan of it alone names it.
+    let alone = both(d.scan().args(["--signatures", "unique-sa"]));
+    assert_eq!(alone, both(d.scan().arg("a.jsonl")));
+    assert!(alone.1.concat().iter().any(|m| m == "2"), "{alone:?}");
+}
+
+/// `ndup sign --out - | head -c 10` exited 2 with "Io error: Broken pipe": the Arrow writer's
+/// I/O error was turned into text, and the binary no longer saw a closed pipe, which `scan` and
+/// `dedup` take for a reader that has seen enough.
+#[test]
+fn sign_out_dash_into_a_closed_pipe_is_not_an_error() {
+    use std::io::Read;
+    let d = Dir::new();
+    let lines: Vec<String> = (0..20_000)
+        .map(|i| {
+            json!({"id": i.to_string(), "text": format!("document {i} with words")}).to_string()
+        })
+        .collect();
+    d.create("c.jsonl", lines.join("\n") + "\n");
+    let mut child = d.ndup().args(["sign", "c.jsonl", "--out", "-"]).spawn();
+    // Read a few bytes, then close the pipe while the stream is far from written.
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 10];
+    out.read_exact(&mut first).unwrap();
+    drop(out);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "status {status:?}, stderr: {stderr}"
+    );
+    assert!(!stderr.contains("error"), "{stderr}");
+}
