@@ -1,8 +1,8 @@
 //! Exit statuses: usage errors, `--fail-on-duplicates`, and a closed stdout.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 
-use super::util::{Dir, PLANTED_PAIRS, planted};
+use super::util::{Dir, PLANTED_PAIRS, planted, wait_ok};
 use crate::corpus::text;
 
 /// Runs a scan that must be refused as a usage error: exit 2, nothing on stdout, and one
@@ -126,18 +126,5 @@ fn a_closed_stdout_is_not_an_error() {
     BufReader::new(stdout).read_line(&mut first).unwrap();
     // The reader (and with it the pipe) is dropped here.
     assert!(first.contains("\"type\":\"params\""), "{first}");
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(
-        status.code(),
-        Some(0),
-        "status {status:?}, stderr: {stderr}"
-    );
-    eqnice!("", stderr);
+    eqnice!("", wait_ok(&mut child));
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use super::util::{Dir, Run, ndup_bin};
+use super::util::{Dir, Run, ndup_bin, wait_ok};
 use crate::corpus::{Rng, edited, text};
 
 const SETPRIV: &str = "/usr/bin/setpriv";
@@ -497,10 +497,7 @@ fn two_writers_creating_one_index_both_succeed() {
             .ndup()
             .args(["index", "add", "c2", "--index", &index, "-q"])
             .run();
-        let first_status = first.wait().unwrap();
-        let mut err = String::new();
-        std::io::Read::read_to_string(first.stderr.as_mut().unwrap(), &mut err).unwrap();
-        assert!(first_status.success(), "round {round}: {err}");
+        wait_ok(&mut first);
         assert_eq!(second.code, Some(0), "round {round}: {}", second.describe());
         let r = d.ndup().args(["query", "--index", &index, "c2/e.txt"]).ok();
         assert_eq!(r.summary()["indexed"], 6, "round {round}");

@@ -9,7 +9,7 @@ use arrow_array::types::{Int32Type, Int64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::json;
 
-use super::util::{Dir, Run};
+use super::util::{Dir, Run, wait_ok};
 use crate::corpus::{edited, text};
 
 /// A JSON-lines corpus with near-duplicates in families, exact copies and an empty record.
@@ -498,18 +498,6 @@ fn sign_out_dash_into_a_closed_pipe_is_not_an_error() {
     let mut first = [0u8; 10];
     out.read_exact(&mut first).unwrap();
     drop(out);
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(
-        status.code(),
-        Some(0),
-        "status {status:?}, stderr: {stderr}"
-    );
+    let stderr = wait_ok(&mut child);
     assert!(!stderr.contains("error"), "{stderr}");
 }

@@ -34,6 +34,19 @@ macro_rules! eqnice {
         }
     }};
 }
+/// Waits for a spawned command, asserts it exited 0, and returns its standard error.
+pub fn wait_ok(child: &mut process::Child) -> String {
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().expect("stderr piped"), &mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "status {status:?}, stderr: {stderr}"
+    );
+    stderr
+}
 
 /// The path of the `ndup` binary Cargo built for these tests.
 pub fn ndup_bin() -> &'static str {
