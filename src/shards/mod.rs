@@ -342,7 +342,14 @@ pub fn sign(
         .build();
     let mut shards = Vec::new();
     let docs = signing.rows();
-    for (n, chunk) in docs.chunks(shard_rows).enumerate() {
+    // Nothing signed still gives a shard, of no rows but with the parameters: a corpus signed
+    // in slices, one of them empty, is then scanned like any other (`--signatures` refuses a
+    // directory without shards, a likely typo).
+    let mut chunks: Vec<&[(&Document, &Signed)]> = docs.chunks(shard_rows).collect();
+    if chunks.is_empty() {
+        chunks.push(&[]);
+    }
+    for (n, chunk) in chunks.into_iter().enumerate() {
         let path = dir.join(format!("part-{n:05}.parquet"));
         // Written under a temporary name and renamed, so a shard that exists is whole.
         let mut builder = tempfile::Builder::new();

@@ -361,6 +361,26 @@ fn what_sign_and_scan_signatures_refuse() {
     );
 }
 
+/// A slice of a corpus with no document (every line malformed) left a directory without
+/// shards, which `scan --signatures` refuses: the scan of all the slices failed.
+#[test]
+fn a_slice_with_no_document_gives_an_empty_shard_and_the_slices_scan_together() {
+    let d = Dir::new();
+    corpus(&d, "c.jsonl");
+    d.create("bad.jsonl", "not json\n");
+    d.ndup().args(["sign", "c.jsonl", "--out", "s0"]).ok();
+    let empty = d.ndup().args(["sign", "bad.jsonl", "--out", "s1"]).ok();
+    assert!(empty.stderr.contains("1 skipped"), "{}", empty.describe());
+    assert!(d.path().join("s1/part-00000.parquet").exists());
+    let both = d
+        .scan()
+        .args(["--signatures", "s0", "--signatures", "s1"])
+        .ok();
+    let alone = d.scan().args(["--signatures", "s0"]).ok();
+    assert_eq!(results(&both), results(&alone));
+    assert_eq!(both.count("documents"), alone.count("documents"));
+}
+
 /// `--out -` writes the rows and metadata of the shards as one Arrow IPC stream, for a pipe; a
 /// terminal gets a refusal instead of binary.
 #[test]
