@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use super::util::{Dir, Run};
+use super::util::{Dir, Run, gzip};
 use crate::corpus::{Rng, edited, text};
 
 /// Sets a file's mtime `secs` seconds back: out of the index's racy window, so an unchanged
@@ -893,18 +893,13 @@ fn an_id_in_two_files_is_indexed_from_the_earlier_whichever_was_read() {
 /// changed and nothing said: the file counted as unchanged because some of its rows matched it.
 #[test]
 fn rows_kept_from_a_partly_read_file_stay_until_the_file_is_read_whole() {
-    use std::io::Write;
     let d = Dir::new();
     let records: Vec<(String, String)> = (0..400).map(|i| (format!("r{i}"), text(i, 40))).collect();
     let lines: String = records
         .iter()
         .map(|(id, t)| serde_json::json!({"meta": {"id": id}, "body": t}).to_string() + "\n")
         .collect();
-    let gz = |lines: &str| {
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        enc.write_all(lines.as_bytes()).unwrap();
-        enc.finish().unwrap()
-    };
+    let gz = |lines: &str| gzip(lines.as_bytes());
     d.create("c.jsonl.gz", gz(&lines));
     age(&d, "c.jsonl.gz", 3600);
     let build = d
