@@ -91,8 +91,9 @@ impl Threshold {
                 format!(" must be between 0 and 1, not {t}")
             ]);
         }
-        // Rust prints floats without an exponent, as the shortest decimal that reads back the same.
-        let s = format!("{t}");
+        // Rust prints floats without an exponent, as the shortest decimal that reads back the same
+        // (and -0.0 as "-0", which is 0: adding 0.0 makes it +0.0).
+        let s = format!("{}", t + 0.0);
         let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
         let (num, den) = if frac.len() > MAX_DECIMALS {
             (1, 10u128.pow(11))
@@ -1952,6 +1953,7 @@ mod tests {
         assert_eq!(t(0.3), (3, 10));
         assert_eq!(t(1.0), (1, 1));
         assert_eq!(t(0.0), (0, 1));
+        assert_eq!(t(-0.0), (0, 1), "-0 is 0, not an error or a panic");
         assert_eq!(t(0.125), (1, 8));
         assert_eq!(t(1e-7), (1, 10_000_000));
         // 1/3 typed in full keeps all its digits.

@@ -146,6 +146,23 @@ fn threshold_decides_which_pairs_are_reported() {
     assert_eq!(run.expect_pair(AB.0, AB.1).jaccard, Some(jf));
 }
 
+#[test]
+fn threshold_minus_zero_is_zero_from_a_flag_or_a_scanned_tree() {
+    let d = two(&text(10, 150), &edited(10, 150, 4));
+    let zero = d.scan().args(["a.txt", "b.txt", "-t", "0"]).ok();
+    for t in ["-0", "-0.0"] {
+        let run = d.scan().args(["a.txt", "b.txt", "-t", t]).ok();
+        assert_eq!(run.params()["threshold"], 0.0);
+        assert_eq!(run.stdout, zero.stdout, "-t {t}");
+    }
+    let tune = d.ndup().args(["tune", "-t", "-0"]).ok();
+    assert!(tune.stdout.starts_with("threshold 0:"), "{}", tune.stdout);
+    // A tree's ndup.toml may shape its scan; it must not crash it.
+    d.create("ndup.toml", "threshold = -0.0\n");
+    let run = d.scan().arg(".").ok();
+    assert_eq!(run.params()["threshold"], 0.0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shingling
 

@@ -229,7 +229,8 @@ pub struct QueryArgs {
         short = 't',
         default_value_t = 0.8,
         value_name = "T",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = parse_threshold
     )]
     pub threshold: f64,
 
@@ -356,7 +357,8 @@ pub struct CorpusArgs {
         short = 't',
         default_value_t = 0.8,
         value_name = "T",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = parse_threshold
     )]
     pub threshold: f64,
 
@@ -539,7 +541,8 @@ pub struct ScanArgs {
         short = 't',
         default_value_t = 0.8,
         value_name = "T",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = parse_threshold
     )]
     pub threshold: f64,
 
@@ -890,7 +893,8 @@ pub struct TuneArgs {
         short = 't',
         default_value_t = 0.8,
         value_name = "T",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = parse_threshold
     )]
     pub threshold: f64,
     /// Hash functions (slots) per signature [default: 128, or bands x rows].
@@ -1078,6 +1082,12 @@ pub fn parse_threads(s: &str) -> std::result::Result<usize, String> {
         return Err(format!("at most {MAX_THREADS} threads, not {n}"));
     }
     Ok(n)
+}
+
+/// Parses a threshold as clap parses an `f64`, with `-0` read as `0` (the library takes the
+/// threshold as the decimal it prints, and reports would print `-0`).
+pub fn parse_threshold(s: &str) -> std::result::Result<f64, String> {
+    s.parse::<f64>().map(|t| t + 0.0).map_err(|e| e.to_string())
 }
 
 /// Parses a size such as `4G`, `500M`, `1.5G`, `64K` or `1000000` (bytes). Units are binary
