@@ -23,7 +23,7 @@
 use std::io::{self, Write};
 
 use super::sarif::{Group, counted, largest_first, left_out};
-use super::{ReportOptions, Reporter, location, measures};
+use super::{ReportOptions, Reporter, file_location, measures};
 use crate::find::ScanReport;
 use crate::model::SkipKind;
 
@@ -36,17 +36,22 @@ pub(crate) const MAX_ANNOTATIONS: usize = 10;
 /// The title of the notice that says what was grouped or left out.
 const LIMIT_TITLE: &str = "ndup annotation limit";
 
-fn escape_data(s: &str) -> String {
-    let s = s
-        .replace('%', "%25")
+/// The runner's own escapes, which it undoes: `%`, CR and LF.
+fn escape_runner(s: &str) -> String {
+    s.replace('%', "%25")
         .replace('\r', "%0D")
-        .replace('\n', "%0A");
-    // Other control characters would reach the job log raw.
-    super::printable(&s).into_owned()
+        .replace('\n', "%0A")
 }
 
+/// A message: control characters shown as in every text ndup prints (`\n`, `\x1b`), so that an
+/// id cannot break the message's line in the log, then the runner's escapes.
+fn escape_data(s: &str) -> String {
+    escape_runner(&super::printable(s))
+}
+
+/// A property's value, exactly (a path must name its file): the runner's escapes, `:` and `,`.
 fn escape_property(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+    escape_runner(s).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// `path` as the value of `file=`, when the runner can be given exactly it: UTF-8, with no
@@ -61,16 +66,17 @@ fn file_property(path: &[u8]) -> Option<String> {
     }
 }
 
+/// An annotation at `at` (a file's path and a line), or on the run when the document is in no
+/// file (standard input, a text in memory) or its path cannot be written.
 fn annotation(
     w: &mut dyn Write,
     level: &str,
-    file: &[u8],
-    line: u64,
+    at: Option<(std::borrow::Cow<'_, [u8]>, u64)>,
     title: &str,
     message: &str,
 ) -> io::Result<()> {
-    match file_property(file) {
-        Some(file) => write!(w, "::{level} file={file},line={line},")?,
+    match at.and_then(|(file, line)| Some((file_property(&file)?, line))) {
+        Some((file, line)) => write!(w, "::{level} file={file},line={line},")?,
         None => write!(w, "::{level} ")?,
     }
     writeln!(
@@ -82,7 +88,6 @@ fn annotation(
 }
 
 fn cluster_annotation(w: &mut dyn Write, r: &ScanReport, g: &[u32]) -> io::Result<()> {
-    let (file, line) = location(r, g[0]);
     let others: Vec<&str> = g[1..].iter().map(|&d| r.id(d)).collect();
     let msg = format!(
         "{} and {} other document(s) are near-duplicates: {}",
@@ -90,7 +95,8 @@ fn cluster_annotation(w: &mut dyn Write, r: &ScanReport, g: &[u32]) -> io::Resul
         others.len(),
         others.join(", ")
     );
-    annotation(w, "warning", &file, line, "Near-duplicate cluster", &msg)
+    let at = file_location(r, g[0]);
+    annotation(w, "warning", at, "Near-duplicate cluster", &msg)
 }
 
 fn notice(w: &mut dyn Write, title: &str, message: &str) -> io::Result<()> {
@@ -119,14 +125,13 @@ pub(crate) fn write_limited(
     let mut notices = 0;
     if !opts.clusters && r.pairs.len() <= max {
         for p in &r.pairs {
-            let (file, line) = location(r, p.a);
             let msg = format!(
                 "{} is a near-duplicate of {} ({})",
                 r.id(p.a),
                 r.id(p.b),
                 measures(p)
             );
-            annotation(w, "warning", &file, line, "Near-duplicate", &msg)?;
+            annotation(w, "warning", file_location(r, p.a), "Near-duplicate", &msg)?;
         }
     } else {
         let clusters = r.clusters();
@@ -218,7 +223,8 @@ mod tests {
     #[test]
     fn escaping() {
         assert_eq!(escape_property("a,b:c%d\ne"), "a%2Cb%3Ac%25d%0Ae");
-        assert_eq!(escape_data("50%: a,b\r\n"), "50%25: a,b%0D%0A");
+        // In a message, CR and LF are shown as in the text report, never given to the log.
+        assert_eq!(escape_data("50%: a,b\r\n"), r"50%25: a,b\r\n");
         assert_eq!(escape_data("\x1b[2Jx"), "\\x1b[2Jx");
     }
 
@@ -245,8 +251,7 @@ mod tests {
         annotation(
             &mut out,
             "warning",
-            b"d/x\xff.md",
-            1,
+            Some((std::borrow::Cow::Borrowed(&b"d/x\xff.md"[..]), 1)),
             "Near-duplicate",
             "d/x\\xff.md ...",
         )

@@ -114,23 +114,34 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Where document `doc` is, for formats that point at files: the bytes of its path (a file) or
-/// of its source's path (a JSON-lines record), and the line it starts on. A text in memory, or a
-/// record read from standard input, has no path and is located at its id (or the source's name).
+/// of its source's path (a JSON-lines record), and the line it starts on; `None` for a text in
+/// memory or a record read from standard input, which are in no file.
 ///
 /// The path, not the id: an id escapes a name that is not UTF-8 (`x\xff.md` for the byte 0xFF,
 /// `x\\xff.md` for a file literally named `x\xff.md`), so a location made from the id would
 /// name another file, or none.
+pub(crate) fn file_location(
+    report: &ScanReport,
+    doc: u32,
+) -> Option<(std::borrow::Cow<'_, [u8]>, u64)> {
+    match &report.documents[doc as usize].origin {
+        Origin::File(path) => Some((path_bytes(path), 1)),
+        Origin::Text { .. } => None,
+        Origin::Record { source, line, .. } => source.path().map(|p| (path_bytes(p), *line)),
+    }
+}
+
+/// [`file_location`], or for a document in no file its id (a record of standard input: its
+/// source's name), for SARIF, whose results must have a location.
 pub(crate) fn location(report: &ScanReport, doc: u32) -> (std::borrow::Cow<'_, [u8]>, u64) {
     use std::borrow::Cow;
-    let d = &report.documents[doc as usize];
-    match &d.origin {
-        Origin::File(path) => (path_bytes(path), 1),
-        Origin::Text { .. } => (Cow::Borrowed(d.id.as_bytes()), 1),
-        Origin::Record { source, line, .. } => match source.path() {
-            Some(path) => (path_bytes(path), *line),
-            None => (Cow::Borrowed(source.name().as_bytes()), *line),
-        },
-    }
+    file_location(report, doc).unwrap_or_else(|| {
+        let d = &report.documents[doc as usize];
+        match &d.origin {
+            Origin::Record { source, line, .. } => (Cow::Borrowed(source.name().as_bytes()), *line),
+            _ => (Cow::Borrowed(d.id.as_bytes()), 1),
+        }
+    })
 }
 
 /// The bytes of `path` as the operating system names it (on Unix, whatever they are).

@@ -1,9 +1,10 @@
 //! The report formats beyond JSON lines and text (CSV, SARIF, GitHub annotations) and the
 //! report file, `--output`.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::util::{Dir, PLANTED_PAGE_PAIRS, owned, planted_jsonl, planted_pages};
+use crate::corpus::{edited, text};
 
 #[test]
 fn every_format_parses_back_to_the_same_pairs() {
@@ -92,6 +93,88 @@ fn every_format_parses_back_to_the_same_pairs() {
         .env_remove("NO_COLOR")
         .run();
     assert!(!run.stdout.contains('\u{1b}'));
+}
+
+/// Ids are names from the files scanned: one a spreadsheet would take for a formula is written
+/// after a `'` (CSV only; the other formats carry ids as they are).
+#[test]
+fn csv_ids_cannot_be_spreadsheet_formulas() {
+    let d = Dir::new();
+    let records: String = [
+        json!({"id": "=HYPERLINK(\"http://x\")", "text": text(1, 120)}),
+        json!({"id": "@SUM(1)", "text": edited(1, 120, 1)}),
+        json!({"id": "+1", "text": text(2, 120)}),
+        json!({"id": "-2", "text": edited(2, 120, 1)}),
+        json!({"id": "plain=name", "text": text(3, 120)}),
+        json!({"id": "\tTab", "text": edited(3, 120, 1)}),
+    ]
+    .iter()
+    .map(|v| format!("{v}\n"))
+    .collect();
+    d.create("c.jsonl", records);
+    let csv = d.scan().args(["c.jsonl", "--format", "csv"]).ok().stdout;
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let mut rows: Vec<(String, String)> = reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[0].to_string(), r[1].to_string())
+        })
+        .collect();
+    rows.sort();
+    eqnice!(
+        owned(&[
+            ("'\tTab", "plain=name"),
+            ("'+1", "'-2"),
+            ("'=HYPERLINK(\"http://x\")", "'@SUM(1)"),
+        ]),
+        rows
+    );
+    let clusters = d
+        .scan()
+        .args(["c.jsonl", "--format", "csv", "--clusters"])
+        .ok()
+        .stdout;
+    assert!(clusters.contains(",'@SUM(1)\n"), "{clusters}");
+    // JSON lines keep the ids as they are.
+    let jsonl = d.scan().arg("c.jsonl").ok();
+    assert!(
+        jsonl.pair_ids().contains(&("+1".into(), "-2".into())),
+        "{:?}",
+        jsonl.pair_ids()
+    );
+}
+
+/// A GitHub message shows an id's line break as the text report does (`\\n`), never as `%0A`,
+/// which the runner turns back into a break of the log's line; a record read from standard
+/// input is in no file of the repository, so its annotation has no `file=`.
+#[test]
+fn github_messages_escape_line_breaks_and_stdin_has_no_file() {
+    let d = Dir::new();
+    let records = format!(
+        "{}\n{}\n",
+        json!({"id": "new\nline", "text": text(1, 120)}),
+        json!({"id": "other\rone", "text": edited(1, 120, 1)}),
+    );
+    d.create("c.jsonl", &records);
+    let out = d.scan().args(["c.jsonl", "--format", "github"]).ok().stdout;
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.starts_with("::warning file=c.jsonl,line=1,"), "{out}");
+    assert!(
+        out.contains(r"::new\nline is a near-duplicate of other\rone ("),
+        "{out}"
+    );
+    assert!(!out.contains("%0A") && !out.contains("%0D"), "{out}");
+    let out = d
+        .scan()
+        .args(["-", "--jsonl", "--format", "github"])
+        .stdin(records)
+        .ok()
+        .stdout;
+    assert!(
+        out.starts_with("::warning title=Near-duplicate::new\\nline is"),
+        "{out}"
+    );
 }
 
 #[test]

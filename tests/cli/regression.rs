@@ -173,23 +173,26 @@ fn a_gate_decides_the_exit_status_when_the_pipe_closes() {
     for i in 0..400 {
         d.create(&format!("docs/{i:03}.md"), &body);
     }
-    for (gate, expected) in [
-        (&["--fail-on-duplicates"][..], 1),
-        (&["--max-pairs", "10"], 1),
-        (&[], 0),
-    ] {
-        let mut child = d
-            .scan()
-            .args(["docs", "--format", "text", "-q"])
-            .args(gate)
-            .spawn();
-        // Read one line, then close the pipe while ndup still has pairs to write.
-        let mut out = child.stdout.take().unwrap();
-        let mut first = [0u8; 16];
-        out.read_exact(&mut first).unwrap();
-        drop(out);
-        let status = child.wait().unwrap();
-        assert_eq!(status.code(), Some(expected), "{gate:?}");
+    // Every format: CSV's writer wrapped the closed pipe in an error of another kind (exit 2).
+    for format in ["text", "csv", "jsonl", "github"] {
+        for (gate, expected) in [
+            (&["--fail-on-duplicates"][..], 1),
+            (&["--max-pairs", "10"], 1),
+            (&[], 0),
+        ] {
+            let mut child = d
+                .scan()
+                .args(["docs", "--format", format, "-q"])
+                .args(gate)
+                .spawn();
+            // Read one line, then close the pipe while ndup still has pairs to write.
+            let mut out = child.stdout.take().unwrap();
+            let mut first = [0u8; 16];
+            out.read_exact(&mut first).unwrap();
+            drop(out);
+            let status = child.wait().unwrap();
+            assert_eq!(status.code(), Some(expected), "{format} {gate:?}");
+        }
     }
 }
 
