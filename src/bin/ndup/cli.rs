@@ -1025,7 +1025,8 @@ impl SketchingArgs {
 /// Resolves `--num-perm`, `--bands` and `--rows` (any may be missing) for `threshold`.
 /// `num_perm` defaults to 128, or to bands x rows when both are given; whatever of bands and rows
 /// is not given, the tuner chooses (see [`ndup::candidates::tune`]). Bands x rows above num-perm is a usage
-/// error; below it, the remaining slots are unbanded and only count in verification.
+/// error; below it (all three given, too), the remaining slots are unbanded and only count in
+/// verification.
 pub fn resolve_banding(
     num_perm: Option<usize>,
     bands: Option<usize>,
@@ -1060,8 +1061,10 @@ pub fn resolve_banding(
     }
     if let (Some(b), Some(r)) = (bands, rows) {
         let used = product(b, r)?;
-        if num_perm.is_some() && used != n {
-            // All three given and inconsistent: a contradiction, not a request for unbanded slots.
+        if num_perm.is_some() && used > n {
+            // All three given, and more slots banded than there are: a contradiction. Fewer is
+            // what the tuner itself chooses (18 x 7 of 128), so that a run's `params` record
+            // can be given back as flags.
             bail!("--bands {b} x --rows {r} = {used} but --num-perm is {n}");
         }
     }
@@ -1274,8 +1277,11 @@ mod tests {
         );
         // Both given: kept, and num-perm follows.
         assert_eq!(r(None, Some(20), Some(5), 0.8).unwrap(), (100, 20, 5));
-        // All three given must agree (issue 2: a contradiction is a usage error).
-        assert!(r(Some(128), Some(16), Some(4), 0.8).is_err());
+        // All three given: more banded slots than slots is a contradiction (a usage error);
+        // fewer leaves the rest unbanded, as the tuner's own 18 x 7 of 128 does.
+        assert!(r(Some(128), Some(16), Some(16), 0.8).is_err());
+        assert_eq!(r(Some(128), Some(18), Some(7), 0.8).unwrap(), (128, 18, 7));
+        assert_eq!(r(Some(128), Some(16), Some(4), 0.8).unwrap(), (128, 16, 4));
         let huge = usize::MAX / 4 + 1;
         assert!(r(None, Some(huge), Some(8), 0.8).is_err());
         assert!(r(Some(128), Some(huge), Some(8), 0.8).is_err());
