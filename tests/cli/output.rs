@@ -283,3 +283,243 @@ fn a_failed_write_of_kept_records_names_the_output_alone() {
         run.describe()
     );
 }
+
+/// `-o` refused to replace an input only when it was named on the command line: a file found by
+/// walking a directory was replaced by the report (`ndup scan docs -o docs/install.md`).
+#[test]
+fn a_walked_input_is_never_replaced_by_the_report() {
+    let d = planted();
+    for (args, file, what) in [
+        (vec!["scan", "docs", "-o"], "docs/original.txt", "report"),
+        (
+            vec!["scan", "docs", "--write-baseline"],
+            "docs/edited.txt",
+            "baseline",
+        ),
+        (
+            vec!["scan", "docs", "--format", "html", "-o"],
+            "docs/sub/copy.txt",
+            "report",
+        ),
+        // A binary file is skipped, but it was read (and is still the user's).
+        (vec!["scan", "docs", "-o"], "docs/logo.png", "report"),
+        (vec!["dedup", "docs", "-o"], "docs/sub/copy.txt", "output"),
+        (
+            vec!["dedup", "docs", "-o", "kept.jsonl", "--html-report"],
+            "docs/edited.txt",
+            "HTML report",
+        ),
+    ] {
+        let before = std::fs::read(d.path().join(file)).unwrap();
+        let run = d.ndup().args(&args).arg(file).code(2);
+        eqnice!(
+            vec![format!(
+                "ndup: {file}: the {what} would overwrite the input {file}; write elsewhere"
+            )],
+            run.stderr_lines(),
+            "{}",
+            run.describe()
+        );
+        eqnice!("", run.stdout);
+        assert_eq!(
+            before,
+            std::fs::read(d.path().join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    // Nothing was written: not the other output, no temporary file beside them.
+    assert!(!d.path().join("kept.jsonl").exists());
+    let names: Vec<String> = std::fs::read_dir(d.path().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".ndup-"))
+        .collect();
+    eqnice!(Vec::<String>::new(), names);
+}
+
+/// Another name of a walked file (a hard link outside the tree), and a record file named only in
+/// a `--files-from` list, are the same inputs.
+#[test]
+fn an_input_found_under_another_name_or_in_a_list_is_not_replaced() {
+    let d = planted();
+    std::fs::hard_link(
+        d.path().join("docs/original.txt"),
+        d.path().join("alias.txt"),
+    )
+    .unwrap();
+    let before = d.read("alias.txt");
+    let run = d.scan().args(["docs", "-o", "alias.txt"]).code(2);
+    eqnice!(
+        vec![
+            "ndup: alias.txt: the report would overwrite the input docs/original.txt; write \
+             elsewhere"
+        ],
+        run.stderr_lines()
+    );
+    eqnice!(before, d.read("alias.txt"));
+
+    let lines: String = (0..3)
+        .map(|i| json!({"id": i, "text": text(7, 50)}).to_string() + "\n")
+        .collect();
+    d.create("jd/c.jsonl", &lines);
+    d.create("list", "jd/c.jsonl\n");
+    let run = d
+        .ndup()
+        .args([
+            "dedup",
+            "--jsonl",
+            "--files-from",
+            "list",
+            "-o",
+            "jd/c.jsonl",
+        ])
+        .code(2);
+    eqnice!(
+        vec!["ndup: jd/c.jsonl: the output would overwrite the input jd/c.jsonl; write elsewhere"],
+        run.stderr_lines()
+    );
+    eqnice!(lines, d.read("jd/c.jsonl"));
+}
+
+/// A file the run did not read, only found beside the inputs, is the user's to overwrite.
+#[test]
+fn a_file_the_run_did_not_read_may_be_replaced() {
+    let d = planted();
+    d.create("docs/old.json", "old\n");
+    let run = d
+        .scan()
+        .args(["docs", "--glob", "*.txt", "-o", "docs/old.json"])
+        .ok();
+    eqnice!("", run.stdout);
+    let report = d.read("docs/old.json");
+    assert!(report.starts_with("{\"type\":\"params\""), "{report}");
+    assert_eq!(
+        super::util::parse_jsonl(&report)
+            .iter()
+            .filter(|r| r["type"] == "pair")
+            .count(),
+        3
+    );
+
+    d.create("docs/kept.jsonl", "old\n");
+    d.ndup()
+        .args([
+            "dedup",
+            "docs",
+            "--exclude",
+            "*.jsonl",
+            "-o",
+            "docs/kept.jsonl",
+        ])
+        .ok();
+    let kept = d.read("docs/kept.jsonl");
+    assert!(kept.contains("\"id\":\"docs/original.txt\""), "{kept}");
+}
+
+/// `-o /dev/stdout` followed the link to `/proc/self/fd/1 -> pipe:[...]`, which is no path:
+/// "cannot write: No such file or directory". A descriptor is written where it stands.
+#[test]
+fn dev_stdout_into_a_pipe_is_the_report() {
+    let d = planted();
+    let plain = d.scan().args(["docs", "-q"]).ok();
+    d.link("/dev/stdout", "out");
+    for name in [
+        "/dev/stdout",
+        "/dev/./fd/../stdout",
+        "/proc/self/fd/1",
+        "out",
+    ] {
+        let run = d.scan().args(["docs", "-q", "-o", name]).ok();
+        eqnice!(plain.stdout, run.stdout, "-o {name}");
+    }
+    let run = d
+        .ndup()
+        .args(["dedup", "docs", "-q", "-o", "/dev/stdout"])
+        .ok();
+    assert!(
+        run.stdout.contains("\"id\":\"docs/original.txt\""),
+        "{}",
+        run.describe()
+    );
+    // A descriptor that is not open is an error before any work.
+    let run = d.scan().args(["docs", "-o", "/dev/fd/9"]).code(2);
+    eqnice!(
+        vec!["ndup: /dev/fd/9: cannot write: Bad file descriptor"],
+        run.stderr_lines()
+    );
+}
+
+/// `ndup scan -o /dev/stdout >> app.txt` replaced app.txt (a temporary file renamed over the
+/// file the link led to), losing what it held: a descriptor opened to append is appended to.
+#[test]
+fn dev_stdout_appended_to_a_file_keeps_what_it_held() {
+    let d = planted();
+    let plain = d.scan().args(["docs", "-q"]).ok();
+    d.create("app.txt", "earlier line\n");
+    let app = std::fs::OpenOptions::new()
+        .append(true)
+        .open(d.path().join("app.txt"))
+        .unwrap();
+    let status = std::process::Command::new(super::util::ndup_bin())
+        .current_dir(d.path())
+        .args(["scan", "docs", "-q", "-o", "/dev/stdout"])
+        .stdin(std::process::Stdio::null())
+        .stdout(app)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    eqnice!(format!("earlier line\n{}", plain.stdout), d.read("app.txt"));
+}
+
+/// `-o /dev/fd/3` (and bash's `-o >(cmd)`, `/dev/fd/63`): a descriptor the shell gave, here a pipe
+/// while standard output goes to /dev/null.
+#[test]
+fn dev_fd_n_is_an_inherited_descriptor() {
+    let d = planted();
+    let plain = d.scan().args(["docs", "-q"]).ok();
+    let out = std::process::Command::new("sh")
+        .current_dir(d.path())
+        .args([
+            "-c",
+            r#"exec "$0" scan docs -q -o /dev/fd/3 3>&1 >/dev/null"#,
+            super::util::ndup_bin(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    eqnice!(plain.stdout, String::from_utf8(out.stdout).unwrap());
+    eqnice!("", String::from_utf8(out.stderr).unwrap());
+}
+
+/// The index `scan --index` made and the shards `--signatures` read are inputs too: the report
+/// replaced an index the same run had just built.
+#[test]
+fn the_index_and_signature_shards_are_not_replaced() {
+    let d = planted();
+    let run = d
+        .scan()
+        .args(["docs", "--index", "idx.db", "-o", "idx.db"])
+        .code(2);
+    eqnice!(
+        vec!["ndup: idx.db: the report would overwrite the input idx.db; write elsewhere"],
+        run.stderr_lines()
+    );
+    // Still an index: a second scan uses it.
+    d.scan().args(["docs", "-q", "--index", "idx.db"]).ok();
+
+    d.ndup().args(["sign", "docs", "-q", "--out", "sh"]).ok();
+    let shard = "sh/part-00000.parquet";
+    let before = std::fs::read(d.path().join(shard)).unwrap();
+    let run = d
+        .scan()
+        .args(["--signatures", "sh", "--verify", "signature", "-o", shard])
+        .code(2);
+    eqnice!(
+        vec![format!(
+            "ndup: {shard}: the report would overwrite the input {shard}; write elsewhere"
+        )],
+        run.stderr_lines()
+    );
+    assert_eq!(before, std::fs::read(d.path().join(shard)).unwrap());
+}

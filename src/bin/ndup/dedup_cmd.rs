@@ -11,7 +11,7 @@ use ndup::source::Source;
 use crate::cli::{DedupArgs, DedupFormatArg};
 use crate::exit::Exit;
 use crate::progress;
-use crate::sink::Output;
+use crate::sink::{self, Output};
 
 /// Runs `ndup dedup`.
 pub fn run(args: DedupArgs) -> Result<Exit> {
@@ -50,6 +50,13 @@ pub fn run(args: DedupArgs) -> Result<Exit> {
     let report = dedup::dedup_source(&pipeline, &source, args.keep())?;
     if let Some(bar) = &bar {
         bar.finish();
+    }
+
+    // Nor may they replace a file of the corpus found by walking a directory or in a list: known
+    // only now. Both are checked before either is written.
+    output.refuse_read(sink::files_read(&report.scan, &source), "output")?;
+    if let Some(h) = &html_out {
+        h.refuse_read(sink::files_read(&report.scan, &source), "HTML report")?;
     }
 
     let name = output.name().to_string_lossy().to_ascii_lowercase();

@@ -1,5 +1,6 @@
 //! `ndup scan`: run the pipeline, write the report, then decide the exit status.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -11,6 +12,7 @@ use ndup::find::Pipeline;
 use ndup::find::config::StrategyConfig;
 use ndup::report as output;
 use ndup::report::{Format, ReportOptions};
+use ndup::source::Source;
 
 use crate::cli::ScanArgs;
 use crate::exit::Exit;
@@ -42,6 +44,8 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let mut report = match &args.index {
         // The index caches the signatures of files: only the signature strategy has any.
         Some(index) => {
+    // Where the documents came from, to name the files read (none for signature shards).
+    let mut source = None;
             let why = match pipeline.config().strategy {
                 StrategyConfig::Signatures(_) if !jsonl => None,
                 StrategyConfig::Signatures(_) => {
@@ -64,9 +68,15 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
             pipeline.find_pairs(corpus, start)?
         }
         None if !args.signatures.is_empty() => {
+            source = Some(Source::Files(args.paths.clone()));
             ndup::shards::scan_signatures(&pipeline, &args.signatures)?
         }
-        None => pipeline.scan_source(&args.input.source(&args.paths)?)?,
+        None => {
+            let files = args.input.source(&args.paths)?;
+            let report = pipeline.scan_source(&files)?;
+            source = Some(files);
+            report
+        }
     };
     if let Some(bar) = &bar {
         bar.finish();
@@ -103,6 +113,31 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     // A reader that stops early (`| head`) closes the pipe: not a failure, but the gates below
     // still decide the exit status, or a CI job piping the report would always pass.
     // The reader is gone, so the run ends quietly (as ripgrep does), with the gates' verdict.
+    // Neither output may replace a file the scan read (the named ones were refused before the
+    // work): checked for both before either is written.
+    // Besides the documents: the shards, the index (made by this run when it was missing) and
+    // the accepted pairs.
+    let mut side = shard_files(&args.signatures);
+    side.extend(args.index.iter().cloned());
+    if ignore.is_some() {
+        side.push(root.join(ndup::accept::ndupignore::FILE_NAME));
+    }
+    let read = || {
+        let side = side.iter().map(|p| Cow::Borrowed(p.as_path()));
+        source
+            .iter()
+            .flat_map(|source| sink::files_read(&report, source))
+            .chain(side)
+    };
+    output.refuse_read(read(), "report")?;
+    if let Some(out) = &baseline_out {
+        // Rewriting the baseline that was read updates it, even when the scan read it as a
+        // document too.
+        if !args.baseline.as_deref().is_some_and(|b| out.replaces(b)) {
+            out.refuse_read(read(), "baseline")?;
+        }
+    }
+
     let closed = match output.write(|w| reporter.write(&report, &opts, w)) {
         Err(e) if crate::exit::is_broken_pipe(&e) => true,
         Err(e) => return Err(e),
@@ -145,6 +180,8 @@ fn outputs(args: &ScanArgs) -> Result<(Output, Option<Output>)> {
     if let Some(b) = &baseline {
         if b.same_as(&output) || (b.is_stdout() && output.is_stdout()) {
             bail!(
+    inputs.extend(args.signatures.iter().cloned());
+    inputs.extend(args.index.iter().cloned());
                 "--output and --write-baseline name the same place ({}): give each its own file",
                 b.name().display()
             );
@@ -161,6 +198,25 @@ fn outputs(args: &ScanArgs) -> Result<(Output, Option<Output>)> {
 /// The scanned root, where `.ndupignore` (and `ndup.toml`) are looked for: the first PATH when it
 /// is a directory, otherwise the current directory.
 pub fn scanned_root(paths: &[PathBuf]) -> PathBuf {
+/// The signature shards `--signatures` read: each file named, and the `part-*.parquet` files of
+/// each directory named (as `ndup::shards::read_shards` finds them).
+fn shard_files(named: &[PathBuf]) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for p in named {
+        match std::fs::read_dir(p) {
+            Ok(entries) => files.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(
+                |f| {
+                    f.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("part-") && n.ends_with(".parquet"))
+                },
+            )),
+            Err(_) => files.push(p.clone()),
+        }
+    }
+    files
+}
+
     match paths.first() {
         Some(p) if p.is_dir() => p.clone(),
         _ => PathBuf::from("."),

@@ -5,14 +5,26 @@
 //! place), so a reader never sees half a report and a failed run leaves the previous file; it
 //! keeps the mode of the file it replaces, and a new file gets the umask's. Anything else (a
 //! device such as `/dev/null`, a FIFO) is written in place: replacing it would destroy it. A
-//! symbolic link is followed to its target.
+//! symbolic link is followed to its target. A descriptor this process already has open, named as
+//! `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` or `/proc/self/fd/N` (or reached by links through
+//! one), is written where it stands, duplicated rather than opened again: a pipe is written
+//! into, a file opened to append (`>> log`) is appended to.
+//!
+//! A regular file is never replaced when it is one of the inputs: those named on the command line
+//! are checked when the command starts ([`Output::refuse_inputs`]), every file the run read
+//! (walked in a directory, listed, a record file) when the report is ready
+//! ([`Output::refuse_read`]).
 
+use std::borrow::Cow;
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{BufWriter, IsTerminal, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+
+use ndup::find::ScanReport;
+use ndup::source::{Origin, Source};
 
 use crate::cli::ColorWhen;
 
@@ -42,6 +54,25 @@ enum Target {
         path: PathBuf,
         file: Option<File>,
     },
+    /// A descriptor this process has open (`/dev/stdout`, `/dev/fd/3`), named by its number
+    /// `fd` and duplicated as `file`: written at its own offset (appending when it was opened to
+    /// append), never reopened by path, which would truncate it or write at its start, and could
+    /// not reopen a pipe at all.
+    #[cfg(unix)]
+    Descriptor {
+        path: PathBuf,
+        fd: i32,
+        file: File,
+    },
+}
+
+/// Where a path leads once its links are followed.
+enum Lead {
+    /// A path (which may not exist yet).
+    Path(PathBuf),
+    /// A descriptor of this process, by number.
+    #[cfg(unix)]
+    Descriptor(i32),
 }
 
 impl Output {
@@ -52,7 +83,24 @@ impl Output {
                 target: Target::Stdout,
             });
         };
-        let real = follow_links(path)?;
+        let real = match follow_links(path)? {
+            Lead::Path(real) => real,
+            #[cfg(unix)]
+            Lead::Descriptor(fd) => {
+                let file =
+                    duplicate(fd).with_context(|| format!("{}: cannot write", path.display()))?;
+                if file.metadata().is_ok_and(|m| m.is_dir()) {
+                    bail!("{}: is a directory", path.display());
+                }
+                return Ok(Output {
+                    target: Target::Descriptor {
+                        path: path.to_path_buf(),
+                        fd,
+                        file,
+                    },
+                });
+            }
+        };
         let target = match fs::metadata(&real) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 probe_dir(path, &real)?;
@@ -103,18 +151,30 @@ impl Output {
         match &self.target {
             Target::Stdout => Path::new("-"),
             Target::Replace { path, .. } | Target::InPlace { path, .. } => path,
+            #[cfg(unix)]
+            Target::Descriptor { path, .. } => path,
         }
     }
 
     /// True when this output and `other` are the same file (by device and inode when it exists,
-    /// else by the path links lead to).
+    /// else by the path links lead to), or the same descriptor (`-` and `/dev/stdout`).
     pub fn same_as(&self, other: &Output) -> bool {
         match (&self.target, &other.target) {
             (Target::Replace { real: a, .. }, Target::Replace { real: b, .. }) => {
                 same_inode(a, b) || absolute(a) == absolute(b)
             }
+            #[cfg(unix)]
+            (Target::Descriptor { fd: a, .. }, Target::Descriptor { fd: b, .. }) => a == b,
+            #[cfg(unix)]
+            (Target::Stdout, Target::Descriptor { fd: 1, .. })
+            | (Target::Descriptor { fd: 1, .. }, Target::Stdout) => true,
             _ => false,
         }
+    }
+
+    /// True when the file this output would replace is `file` (by device and inode).
+    pub fn replaces(&self, file: &Path) -> bool {
+        matches!(&self.target, Target::Replace { real, .. } if same_inode(real, file))
     }
 
     /// Refuses to replace one of `inputs`: the report would destroy the corpus it was made from.
@@ -129,6 +189,35 @@ impl Output {
                 path.display(),
                 input.display()
             );
+        }
+        Ok(())
+    }
+
+    /// Refuses to replace a file the run read: `read` is every file of the corpus (walked in a
+    /// directory, listed by `--files-from`, a record file), known only once the documents were
+    /// read, so this is checked when the report is ready, before anything is written. The file
+    /// is compared by device and inode with each: a spelling or a hard link is caught too.
+    pub fn refuse_read<P: AsRef<Path>>(
+        &self,
+        read: impl IntoIterator<Item = P>,
+        what: &str,
+    ) -> Result<()> {
+        let Target::Replace { path, real, .. } = &self.target else {
+            return Ok(());
+        };
+        // A file that is not there (yet) is none of the inputs.
+        let Some(key) = file_key(real) else {
+            return Ok(());
+        };
+        for input in read {
+            let input = input.as_ref();
+            if file_key(input) == Some(key) {
+                bail!(
+                    "{}: the {what} would overwrite the input {}; write elsewhere",
+                    path.display(),
+                    input.display()
+                );
+            }
         }
         Ok(())
     }
@@ -179,8 +268,44 @@ impl Output {
                     .with_context(cannot)?;
                 Ok(())
             }
+            #[cfg(unix)]
+            Target::Descriptor { path, file, .. } => {
+                let mut out = BufWriter::new(file);
+                write(&mut out)
+                    .and_then(|()| out.flush())
+                    .with_context(|| format!("{}: cannot write", path.display()))
+            }
         }
     }
+}
+
+/// The files a run read to make `report` from `source`: each file document and each file
+/// skipped (a binary one was opened, and every one is an input the user gave, by a directory or
+/// a list), or for records each record file (listed ones and a Parquet dataset's files too).
+/// Files filtered out by the walk (`--glob`, `.gitignore`, hidden) are not among them. Lazy:
+/// nothing is gathered unless [`Output::refuse_read`] has a file to compare them with.
+pub fn files_read<'a>(
+    report: &'a ScanReport,
+    source: &Source,
+) -> impl Iterator<Item = Cow<'a, Path>> + use<'a> {
+    let (documents, skipped, records) = match source {
+        Source::Files(_) => (&report.documents[..], &report.skipped[..], Vec::new()),
+        Source::Records(paths) => (&[][..], &[][..], paths.clone()),
+        Source::Texts(_) => (&[][..], &[][..], Vec::new()),
+    };
+    let documents = documents.iter().filter_map(|d| match &d.origin {
+        Origin::File(p) => Some(Cow::Borrowed(p.as_path())),
+        Origin::Record { .. } | Origin::Text { .. } => None,
+    });
+    let skipped = skipped
+        .iter()
+        .map(|s| Cow::Owned(ndup::source::files::path_of_id(&s.id)));
+    // A directory of records is a Parquet dataset: its files are the sources.
+    let records = std::iter::once(records)
+        .flat_map(|paths| ndup::source::records::expand_datasets(&paths))
+        .filter(|p| !ndup::source::records::is_stdin(p))
+        .map(Cow::Owned);
+    documents.chain(skipped).chain(records)
 }
 
 /// A temporary file in the directory of `path`, created with mode 0666 less the umask (what
@@ -217,23 +342,88 @@ fn probe_dir(path: &Path, real: &Path) -> Result<()> {
 }
 
 /// Where `path` leads when each symbolic link is followed (the last one may point at nothing
-/// yet: writing creates it).
-fn follow_links(path: &Path) -> Result<PathBuf> {
+/// yet: writing creates it); a descriptor of this process when it, or a link on the way, names
+/// one (`/dev/stdout` leads to `/proc/self/fd/1`, itself a link to `pipe:[1234]`, no path).
+fn follow_links(path: &Path) -> Result<Lead> {
     let mut p = path.to_path_buf();
     for _ in 0..MAX_LINKS {
+        #[cfg(unix)]
+        if let Some(fd) = descriptor_named(&p) {
+            return Ok(Lead::Descriptor(fd));
+        }
         match fs::symlink_metadata(&p) {
             Ok(m) if m.file_type().is_symlink() => {
                 let target = fs::read_link(&p)
                     .with_context(|| format!("{}: cannot read the link", p.display()))?;
                 p = parent(&p).join(target);
             }
-            _ => return Ok(p),
+            _ => return Ok(Lead::Path(p)),
         }
     }
     bail!(
         "{}: cannot write: too many levels of symbolic links",
         path.display()
     )
+}
+
+/// The descriptor `path` names, once normalized lexically (`.`, `..`, repeated slashes; a
+/// relative path taken from the current directory): `/dev/stdin`, `/dev/stdout`, `/dev/stderr`,
+/// `/dev/fd/N`, or `/proc/self/fd/N` (also `thread-self` or this process's id for `self`).
+#[cfg(unix)]
+fn descriptor_named(path: &Path) -> Option<i32> {
+    use std::path::Component;
+    let absolute;
+    let path = if path.is_absolute() {
+        path
+    } else {
+        absolute = std::env::current_dir().ok()?.join(path);
+        &absolute
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => parts.clear(),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop();
+            }
+            Component::Normal(name) => parts.push(name.to_str()?),
+        }
+    }
+    // As the kernel spells a descriptor: digits, no leading zero.
+    let number = |n: &str| {
+        let digits = !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+        if digits && (n == "0" || !n.starts_with('0')) {
+            n.parse().ok()
+        } else {
+            None
+        }
+    };
+    match parts.as_slice() {
+        ["dev", "stdin"] => Some(0),
+        ["dev", "stdout"] => Some(1),
+        ["dev", "stderr"] => Some(2),
+        ["dev", "fd", n] => number(n),
+        ["proc", "self" | "thread-self", "fd", n] => number(n),
+        ["proc", pid, "fd", n] if *pid == std::process::id().to_string() => number(n),
+        _ => None,
+    }
+}
+
+/// A duplicate of this process's descriptor `fd`, sharing its offset and flags (`O_APPEND`).
+#[cfg(unix)]
+fn duplicate(fd: i32) -> std::io::Result<File> {
+    use std::os::fd::{AsFd, BorrowedFd};
+    let owned = match fd {
+        0 => std::io::stdin().as_fd().try_clone_to_owned()?,
+        1 => std::io::stdout().as_fd().try_clone_to_owned()?,
+        2 => std::io::stderr().as_fd().try_clone_to_owned()?,
+        // SAFETY: the descriptor is only duplicated (`fcntl(F_DUPFD_CLOEXEC)`), never closed or
+        // read through the borrow, which ends at once; one that is not open fails with EBADF.
+        // It is one the user named and the shell gave this process (`3> log`, `>(cmd)`).
+        n => unsafe { BorrowedFd::borrow_raw(n) }.try_clone_to_owned()?,
+    };
+    Ok(File::from(owned))
 }
 
 /// `path` with its directory resolved (the file itself may not exist yet).
@@ -245,10 +435,12 @@ fn absolute(path: &Path) -> PathBuf {
 }
 
 fn same_inode(a: &Path, b: &Path) -> bool {
-    match (fs::metadata(a), fs::metadata(b)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-        _ => false,
-    }
+    file_key(a).is_some_and(|k| file_key(b) == Some(k))
+}
+
+/// The device and inode of the file `path` leads to.
+fn file_key(path: &Path) -> Option<(u64, u64)> {
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// The `--color` of this run, set once by `main`.
@@ -396,5 +588,93 @@ mod tests {
         assert!(out.refuse_inputs(&[other], "report").is_ok());
         assert!(out.same_as(&Output::open(Some(&corpus)).unwrap()));
         assert!(Output::open(Some(Path::new("-"))).unwrap().is_stdout());
+    }
+
+    #[test]
+    fn files_read_are_refused_when_the_report_is_ready() {
+        let dir = tempfile::tempdir().unwrap();
+        let read = dir.path().join("docs").join("a.md");
+        fs::create_dir(dir.path().join("docs")).unwrap();
+        fs::write(&read, "text").unwrap();
+        let hard = dir.path().join("hard.md");
+        fs::hard_link(&read, &hard).unwrap();
+        let other = dir.path().join("other.md");
+        fs::write(&other, "other").unwrap();
+        for name in [&read, &hard] {
+            let out = Output::open(Some(name)).unwrap();
+            let err = out.refuse_read([&other, &read], "report").unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "{}: the report would overwrite the input {}; write elsewhere",
+                    name.display(),
+                    read.display()
+                )
+            );
+        }
+        let out = Output::open(Some(&other)).unwrap();
+        assert!(out.refuse_read([&read], "report").is_ok());
+        // A file that is not there is no input; standard output is none either.
+        let out = Output::open(Some(&dir.path().join("new.json"))).unwrap();
+        assert!(out.refuse_read([&read], "report").is_ok());
+        let out = Output::open(None).unwrap();
+        assert!(out.refuse_read([&read], "report").is_ok());
+        assert_eq!(fs::read_to_string(&read).unwrap(), "text");
+    }
+
+    #[test]
+    fn descriptors_are_named_under_any_spelling() {
+        for (name, fd) in [
+            ("/dev/stdout", Some(1)),
+            ("/dev/stderr", Some(2)),
+            ("/dev/stdin", Some(0)),
+            ("/dev//./stdout", Some(1)),
+            ("/dev/../dev/fd/63", Some(63)),
+            ("/proc/self/fd/3", Some(3)),
+            ("/proc/thread-self/fd/0", Some(0)),
+            ("/dev/fd/03", None),
+            ("/dev/fd/", None),
+            ("/dev/fd/x", None),
+            ("/dev/null", None),
+            ("/proc/self/fdinfo/1", None),
+            ("/tmp/dev/stdout", None),
+        ] {
+            assert_eq!(descriptor_named(Path::new(name)), fd, "{name}");
+        }
+        let me = format!("/proc/{}/fd/5", std::process::id());
+        assert_eq!(descriptor_named(Path::new(&me)), Some(5));
+    }
+
+    #[test]
+    fn a_descriptor_is_written_where_it_stands() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        fs::write(&log, "earlier\n").unwrap();
+        let appending = OpenOptions::new().append(true).open(&log).unwrap();
+        let name = PathBuf::from(format!("/dev/fd/{}", appending.as_raw_fd()));
+        let out = Output::open(Some(&name)).unwrap();
+        assert!(!out.is_stdout());
+        assert_eq!(out.name(), name);
+        write(out, "report\n").unwrap();
+        // Appended, into the same file (not a new one renamed over it).
+        assert_eq!(fs::read_to_string(&log).unwrap(), "earlier\nreport\n");
+        drop(appending);
+
+        // A link to it is the descriptor too.
+        let appending = OpenOptions::new().append(true).open(&log).unwrap();
+        let link = dir.path().join("link");
+        let fd = format!("/proc/self/fd/{}", appending.as_raw_fd());
+        std::os::unix::fs::symlink(&fd, &link).unwrap();
+        write(Output::open(Some(&link)).unwrap(), "again\n").unwrap();
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            "earlier\nreport\nagain\n"
+        );
+        assert!(
+            Output::open(Some(Path::new("/dev/stdout")))
+                .unwrap()
+                .same_as(&Output::open(None).unwrap())
+        );
     }
 }
