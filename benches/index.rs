@@ -84,7 +84,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("scan_with_index_unchanged", |b| {
         b.iter(|| {
             let corpus = idx.sign_files(&pipe, &paths).unwrap();
-            assert_eq!(corpus.stats.signed, Some(0));
+            assert_eq!(corpus.stats().signed, Some(0));
             pipe.find_pairs(corpus, std::time::Instant::now())
                 .unwrap()
                 .pairs

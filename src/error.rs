@@ -3,8 +3,10 @@
 
 use std::path::PathBuf;
 
-/// Everything that can go wrong inside the library.
+/// Everything that can go wrong inside the library. New variants may come in any release, so a
+/// `match` on it needs a `_` arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A path given by the user does not exist (checked before any work starts).
     #[error("{path}: no such file or directory")]
@@ -46,7 +48,14 @@ pub enum Error {
     },
     /// A JSON-lines source ended in a read error (a truncated or corrupt compressed stream, an
     /// I/O error): the records after it are missing, so no result is given unless partial input
-    /// was allowed ([`crate::source::records::RecordOptions::partial`]).
+    #[cfg_attr(
+        feature = "pipeline",
+        doc = "was allowed ([`crate::source::records::RecordOptions::partial`])."
+    )]
+    #[cfg_attr(
+        not(feature = "pipeline"),
+        doc = "was allowed (`RecordOptions::partial`)."
+    )]
     #[error("{path}: read error after line {line} ({reason}); the records after it are missing")]
     IncompleteInput {
         /// The source's name.
@@ -114,7 +123,14 @@ pub enum Error {
         /// part-00000.parquet with 128`.
         differences: Problem,
     },
-    /// The caller stopped the run ([`Pipeline::with_stop`](crate::find::Pipeline::with_stop))
+    #[cfg_attr(
+        feature = "pipeline",
+        doc = "The caller stopped the run ([`Pipeline::with_stop`](crate::find::Pipeline::with_stop))"
+    )]
+    #[cfg_attr(
+        not(feature = "pipeline"),
+        doc = "The caller stopped the run (`Pipeline::with_stop`)"
+    )]
     /// before it finished.
     #[error("interrupted")]
     Interrupted,

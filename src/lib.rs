@@ -51,7 +51,23 @@
 //! - `pipeline`: reading corpora (walking trees, JSON lines, gzip and zstd), the scan with every
 //!   strategy, dedup, compare, the SQLite index (bundled), accepted pairs and every report format.
 //! - `cli` (the default): the `ndup` binary.
-
+//!
+// Without `pipeline`, the modules and items it adds do not exist: their names above link here.
+#![cfg_attr(
+    not(feature = "pipeline"),
+    doc = "This documentation was built without `pipeline`: the names above of what it adds \
+           lead to this list.",
+    doc = "",
+    doc = "[`find`]: #features",
+    doc = "[`source`]: #features",
+    doc = "[`dedup`]: #features",
+    doc = "[`compare`]: #features",
+    doc = "[`index`]: #features",
+    doc = "[`accept`]: #features",
+    doc = "[`report`]: #features",
+    doc = "[`ScanConfig`]: #features",
+    doc = "[`scan`]: #features"
+)]
 #![warn(missing_docs)]
 // Without `pipeline`, some crate-internal helpers of the core (the inverted index, union-find,
 // `Flat`, parts of `Verifier`...) have no user: they serve the pipeline only.

@@ -119,7 +119,7 @@ fn py_tune<'py>(
     let verify = verify_mode(verify)?;
     let (n, lsh) = resolve_banding(num_perm, bands, rows, threshold, weights, true)?;
     let tuned = bands.is_none() || rows.is_none();
-    let t = Tuning::explain(threshold, n, lsh, weights, verify, tuned);
+    let t = Tuning::explain(threshold, n, lsh, weights, verify, tuned).or_py()?;
     let mut out = Vec::new();
     ndup::report::explain::write_tune(&t, &mut out)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;

@@ -43,17 +43,26 @@ impl LshParams {
                 " must be at least 1"
             ]);
         }
-        if self.bands * self.rows > num_perm {
-            return Err(crate::invalid![
+        match self.bands.checked_mul(self.rows) {
+            Some(used) if used <= num_perm => Ok(()),
+            Some(used) => Err(crate::invalid![
                 Param::Bands,
                 format!(" {} x ", self.bands),
                 Param::Rows,
-                format!(" {} = {} is more than ", self.rows, self.bands * self.rows),
+                format!(" {} = {used} is more than ", self.rows),
                 Param::NumPerm,
                 format!(" {num_perm}"),
-            ]);
+            ]),
+            // Too large for a `usize`, so more than any `num_perm` too.
+            None => Err(crate::invalid![
+                Param::Bands,
+                format!(" {} x ", self.bands),
+                Param::Rows,
+                format!(" {} is more than ", self.rows),
+                Param::NumPerm,
+                format!(" {num_perm}"),
+            ]),
         }
-        Ok(())
     }
 
     /// The similarity at which a pair becomes a candidate with probability about one half,
@@ -256,6 +265,27 @@ mod tests {
         assert!(p.validate(128).unwrap_err().to_string().contains("144"));
         assert!(LshParams { bands: 0, rows: 8 }.validate(128).is_err());
         assert!(LshParams { bands: 15, rows: 8 }.validate(128).is_ok());
+    }
+
+    #[test]
+    fn validation_refuses_a_product_that_overflows() {
+        // `bands * rows` overflows a usize: refused, not a panic (debug) or a wrapped product
+        // that passes (release: 2^63 x 2 is 0).
+        for (bands, rows) in [(usize::MAX, 2), (1 << 63, 2), (2, usize::MAX)] {
+            match (LshParams { bands, rows }).validate(128) {
+                Err(crate::Error::InvalidConfig(p)) => {
+                    assert_eq!(
+                        p.to_string(),
+                        format!("bands {bands} x rows {rows} is more than num_perm 128")
+                    );
+                    assert_eq!(
+                        p.params().collect::<Vec<_>>(),
+                        [Param::Bands, Param::Rows, Param::NumPerm]
+                    );
+                }
+                other => panic!("{bands} x {rows}: {other:?}"),
+            }
+        }
     }
 
     fn sigs_of(sets: &[Vec<u64>], num_perm: usize) -> Vec<u32> {

@@ -450,8 +450,13 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
     }
 
     /// The index that [`to_parts`](Self::to_parts) described. Refuses parts that no index
-    /// could have: a banding out of range, a duplicate key, band hashes of another number of
-    /// bands, entries without the signature parameters.
+    /// could have, as [`new`](Self::new), [`with_bands`](Self::with_bands) and
+    /// [`insert`](Self::insert) would: a banding out of range ([`Error::InvalidConfig`]), a
+    /// width (`num_perm`, or the sketch's) outside 1 to [`MAX_NUM_PERM`] or narrower than the
+    /// banding ([`Error::InvalidConfig`]), a sketch of another width than `num_perm`
+    /// ([`Error::Mismatch`]), a shingling or entries without the signature parameters
+    /// ([`Error::InvalidConfig`]), band hashes of another number of bands
+    /// ([`Error::InvalidConfig`]), a duplicate key ([`Error::DuplicateKey`]).
     pub fn from_parts(parts: LshParts<K>) -> Result<Self> {
         let LshParts {
             lsh,
@@ -461,6 +466,25 @@ impl<K: Eq + Hash + Clone + Ord + Debug> MinHashLsh<K> {
             entries,
         } = parts;
         let mut index = Self::with_bands(lsh.bands, lsh.rows)?;
+        for n in num_perm.into_iter().chain(sketch.map(|p| p.num_perm)) {
+            if !(1..=MAX_NUM_PERM).contains(&n) {
+                return Err(crate::invalid![
+                    Param::NumPerm,
+                    format!(" must be between 1 and {MAX_NUM_PERM}, not {n}")
+                ]);
+            }
+            lsh.validate(n)?;
+        }
+        if let (Some(m), Some(p)) = (num_perm, sketch)
+            && m != p.num_perm
+        {
+            return Err(Error::Mismatch(format!("num-perm {m} vs {}", p.num_perm)));
+        }
+        if shingling.is_some() && sketch.is_none() {
+            return Err(crate::invalid![
+                "an LSH index that knows the shingling of its signatures has their parameters"
+            ]);
+        }
         index.num_perm = num_perm;
         index.sketch = sketch;
         index.shingling = shingling.map(Arc::from);
@@ -843,6 +867,74 @@ mod tests {
         let mut bad = parts;
         bad.sketch = None;
         assert!(MinHashLsh::from_parts(bad).is_err());
+    }
+
+    #[test]
+    fn parts_no_index_could_hold_are_refused() {
+        let params = |num_perm| SketchParams {
+            kind: SketchKind::Fss,
+            num_perm,
+            seed: 42,
+        };
+        let parts = |lsh: (usize, usize), num_perm, sketch: Option<usize>| LshParts::<u32> {
+            lsh: LshParams {
+                bands: lsh.0,
+                rows: lsh.1,
+            },
+            num_perm,
+            sketch: sketch.map(params),
+            shingling: None,
+            entries: vec![],
+        };
+        let invalid = |p: LshParts<u32>| match MinHashLsh::from_parts(p) {
+            Err(Error::InvalidConfig(p)) => p.to_string(),
+            other => panic!("{other:?}"),
+        };
+        // A sketch narrower than the banding: a later query would slice past its slots.
+        assert_eq!(
+            invalid(parts((8, 8), None, Some(16))),
+            "bands 8 x rows 8 = 64 is more than num_perm 16"
+        );
+        assert_eq!(
+            invalid(parts((8, 8), Some(16), None)),
+            "bands 8 x rows 8 = 64 is more than num_perm 16"
+        );
+        // Widths no signature has.
+        let range = |n| format!("num_perm must be between 1 and {MAX_NUM_PERM}, not {n}");
+        assert_eq!(invalid(parts((1, 1), None, Some(0))), range(0));
+        assert_eq!(invalid(parts((1, 1), Some(0), None)), range(0));
+        let wide = MAX_NUM_PERM + 1;
+        assert_eq!(invalid(parts((1, 1), Some(wide), Some(wide))), range(wide));
+        // A width fixed by `new` that its signatures' parameters contradict.
+        assert!(matches!(
+            MinHashLsh::from_parts(parts((8, 8), Some(64), Some(128))),
+            Err(Error::Mismatch(m)) if m == "num-perm 64 vs 128"
+        ));
+        // A shingling, or entries, without the parameters of the signatures.
+        let mut p = parts((8, 8), None, None);
+        p.shingling = Some("char 9-shingles, nfkc".into());
+        invalid(p);
+        let mut p = parts((2, 2), None, None);
+        p.entries = vec![(1, vec![5, 6])];
+        invalid(p);
+        // Band hashes of another number of bands, wherever the entry is.
+        let mut p = parts((2, 2), None, Some(4));
+        p.entries = vec![(1, vec![5, 6]), (2, vec![5])];
+        assert_eq!(
+            invalid(p),
+            "an entry of an index of 2 bands has 1 band hashes"
+        );
+        // What an index holds is accepted, and answers as that index would.
+        let h = hasher(16, 42);
+        let s = h.sign_hashes(&[1, 2, 3]).unwrap();
+        let mut lsh = MinHashLsh::new(0.5, 16).unwrap();
+        lsh.insert(7u32, &s).unwrap();
+        let again = MinHashLsh::from_parts(lsh.to_parts()).unwrap();
+        assert_eq!(again.query(&s).unwrap(), [7]);
+        let b = lsh.bands();
+        let mut p = parts((b.bands, b.rows), Some(16), Some(16));
+        p.entries = vec![(7, lsh.to_parts().entries[0].1.clone())];
+        assert!(MinHashLsh::from_parts(p).is_ok_and(|l| l.query(&s).unwrap() == [7]));
     }
 
     #[test]

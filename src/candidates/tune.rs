@@ -83,17 +83,9 @@ pub fn cost(p: LshParams, threshold: f64, w: Weights) -> f64 {
     w.fp * false_positive_area(p, threshold) + w.fn_ * false_negative_area(p, threshold)
 }
 
-/// Chooses bands and rows for `threshold` and `num_perm` slots by minimizing [`cost`] over every
-/// `b * r <= num_perm`. A fixed `bands` or `rows` is kept and only the other one is chosen; when
-/// both are fixed they are returned as they are (after validation). Ties go to the banding that
-/// uses more slots, then to more rows, so the result is deterministic.
-pub fn tune(
-    threshold: f64,
-    num_perm: usize,
-    weights: Weights,
-    bands: Option<usize>,
-    rows: Option<usize>,
-) -> Result<LshParams> {
+/// Checks what [`tune`] and [`Tuning::explain`] are given, besides the banding: a threshold in
+/// [0, 1], weights that are numbers >= 0 and not both 0, and 1 to [`MAX_NUM_PERM`] slots.
+fn check(threshold: f64, num_perm: usize, weights: Weights) -> Result<()> {
     if !(0.0..=1.0).contains(&threshold) {
         return Err(crate::invalid![
             Param::Threshold,
@@ -122,13 +114,28 @@ pub fn tune(
     if num_perm == 0 {
         return Err(crate::invalid![Param::NumPerm, " must be at least 1"]);
     }
-    // Checked before any work: the tables below grow with it.
+    // Checked before any work: the tables of the tuner and of [`Tuning`] grow with it.
     if num_perm > MAX_NUM_PERM {
         return Err(crate::invalid![
             Param::NumPerm,
             format!(" must be between 1 and {MAX_NUM_PERM}, not {num_perm}")
         ]);
     }
+    Ok(())
+}
+
+/// Chooses bands and rows for `threshold` and `num_perm` slots by minimizing [`cost`] over every
+/// `b * r <= num_perm`. A fixed `bands` or `rows` is kept and only the other one is chosen; when
+/// both are fixed they are returned as they are (after validation). Ties go to the banding that
+/// uses more slots, then to more rows, so the result is deterministic.
+pub fn tune(
+    threshold: f64,
+    num_perm: usize,
+    weights: Weights,
+    bands: Option<usize>,
+    rows: Option<usize>,
+) -> Result<LshParams> {
+    check(threshold, num_perm, weights)?;
     if let (Some(b), Some(r)) = (bands, rows) {
         let p = LshParams { bands: b, rows: r };
         p.validate(num_perm)?;
@@ -206,10 +213,13 @@ pub enum UnbandedReason {
 impl Unbanded {
     /// The unbanded slots of `lsh` over `num_perm` slots, or `None` when every slot is banded.
     /// `tuned` says whether the tuner chose the banding (otherwise it was given).
-    pub fn of(num_perm: usize, lsh: LshParams, tuned: bool) -> Option<Unbanded> {
+    /// [`Error::InvalidConfig`](crate::Error::InvalidConfig) for a banding that does not fit
+    /// ([`LshParams::validate`]).
+    pub fn of(num_perm: usize, lsh: LshParams, tuned: bool) -> Result<Option<Unbanded>> {
+        lsh.validate(num_perm)?;
         let used = lsh.bands * lsh.rows;
-        if used >= num_perm {
-            return None;
+        if used == num_perm {
+            return Ok(None);
         }
         let reason = if !tuned {
             UnbandedReason::Given
@@ -218,24 +228,27 @@ impl Unbanded {
         } else {
             UnbandedReason::NotWorthABand
         };
-        Some(Unbanded {
+        Ok(Some(Unbanded {
             num_perm,
             lsh,
             reason,
-        })
+        }))
     }
 
     /// The explanation, with `given` naming how bands and rows were given and `tuner` how to see
     /// the tuner's trade-off (the binary names its flags and command; [`Display`] does not).
     ///
     /// [`Display`]: std::fmt::Display
+    ///
+    /// Its fields are public, so it may hold a banding [`of`](Self::of) would refuse: the words
+    /// are then wrong, but it does not panic.
     pub fn explain(&self, given: &str, tuner: &str) -> String {
         let (num_perm, lsh) = (self.num_perm, self.lsh);
-        let used = lsh.bands * lsh.rows;
-        let slots = if num_perm - used == 1 {
+        let used = lsh.bands.saturating_mul(lsh.rows);
+        let slots = if num_perm.saturating_sub(used) == 1 {
             format!("slot {used} is")
         } else {
-            format!("slots {used}..{} are", num_perm - 1)
+            format!("slots {used}..{} are", num_perm.saturating_sub(1))
         };
         let why = match self.reason {
             UnbandedReason::Given => format!("{given} were given so"),
@@ -335,7 +348,15 @@ fn binomial(n: usize, p: f64) -> Vec<f64> {
 }
 
 /// Memory an `ndup scan` needs per million documents with the default sketches, by structure.
-/// The figures follow the data structures of [`crate::find`] and [`crate::candidates::lsh`]: one `u32` per
+#[cfg_attr(
+    feature = "pipeline",
+    doc = "The figures follow the data structures of [`crate::find`]"
+)]
+#[cfg_attr(
+    not(feature = "pipeline"),
+    doc = "The figures follow the data structures of `find`"
+)]
+/// and [`crate::candidates::lsh`]: one `u32` per
 /// signature slot, one `u64` band hash per band in [`crate::candidates::lsh::LshIndex`], and, while candidates
 /// are enumerated, every band sorted as `(u64 hash, u32 document)` entries (16 bytes with padding).
 /// Document records are an estimate: the id and the path are kept (two strings of the id's
@@ -428,6 +449,9 @@ pub struct Tuning {
 
 impl Tuning {
     /// Explains `lsh` for `threshold` with `num_perm` slots and the given verification.
+    /// [`Error::InvalidConfig`](crate::Error::InvalidConfig) for what [`tune`] would refuse: a
+    /// threshold outside [0, 1], weights that are negative or both 0, `num_perm` outside 1 to
+    /// [`MAX_NUM_PERM`], or a banding wider than `num_perm` slots.
     pub fn explain(
         threshold: f64,
         num_perm: usize,
@@ -435,7 +459,10 @@ impl Tuning {
         weights: Weights,
         verify: VerifyMode,
         tuned: bool,
-    ) -> Tuning {
+    ) -> Result<Tuning> {
+        check(threshold, num_perm, weights)?;
+        // Validates the banding.
+        let unbanded = Unbanded::of(num_perm, lsh, tuned)?;
         let verifier = Verifier::new(verify, threshold, num_perm);
         let curve = (1..=10)
             .map(|i| {
@@ -454,14 +481,14 @@ impl Tuning {
             .into_iter()
             .map(|s| expected_loss(s, num_perm, lsh, &verifier))
             .collect();
-        Tuning {
+        Ok(Tuning {
             threshold,
             num_perm,
             bands: lsh.bands,
             rows: lsh.rows,
             unbanded_slots: num_perm - lsh.bands * lsh.rows,
-            unbanded_note: Unbanded::of(num_perm, lsh, tuned).map(|u| u.to_string()),
-            unbanded: Unbanded::of(num_perm, lsh, tuned),
+            unbanded_note: unbanded.map(|u| u.to_string()),
+            unbanded,
             tuned,
             lsh_threshold: lsh.threshold(),
             weights,
@@ -470,17 +497,20 @@ impl Tuning {
             curve,
             false_negatives,
             memory_per_million: Memory::per_million(num_perm, lsh),
-        }
+        })
     }
 
     /// A text plot of the S-curve: `height` rows for P from 1 down to 0, `width` columns for s
-    /// from 0 to 1, the threshold marked with `|`.
+    /// from 0 to 1, the threshold marked with `|`. Either size is at least 2 (the two ends of
+    /// its scale): a smaller one is taken as 2.
     pub fn plot(&self, width: usize, height: usize) -> String {
+        let (width, height) = (width.max(2), height.max(2));
         let lsh = LshParams {
             bands: self.bands,
             rows: self.rows,
         };
-        let t_col = (self.threshold * (width - 1) as f64).round() as usize;
+        // Clamped for a hand-made `Tuning` whose threshold is outside [0, 1].
+        let t_col = ((self.threshold * (width - 1) as f64).round() as usize).min(width - 1);
         let mut grid = vec![vec![' '; width]; height];
         for row in grid.iter_mut() {
             row[t_col] = '|';
@@ -488,7 +518,7 @@ impl Tuning {
         for (col, _) in (0..width).enumerate() {
             let s = col as f64 / (width - 1) as f64;
             let p = lsh.candidate_probability(s);
-            let row = ((1.0 - p) * (height - 1) as f64).round() as usize;
+            let row = (((1.0 - p) * (height - 1) as f64).round() as usize).min(height - 1);
             grid[row][col] = '*';
         }
         let mut out = String::new();
@@ -619,7 +649,7 @@ mod tests {
 
     #[test]
     fn unbanded_slots_are_explained() {
-        let unbanded_note = |n, l, tuned| Unbanded::of(n, l, tuned).map(|u| u.to_string());
+        let unbanded_note = |n, l, tuned| Unbanded::of(n, l, tuned).unwrap().map(|u| u.to_string());
         assert_eq!(unbanded_note(128, lsh(16, 8), true), None);
         let note = unbanded_note(128, lsh(18, 7), true).unwrap();
         assert!(
@@ -635,7 +665,7 @@ mod tests {
         assert!(note.contains("slots 117..127") && note.contains("more bands of 3 rows"));
         let note = unbanded_note(128, lsh(15, 8), false).unwrap();
         assert!(note.contains("slots 120..127") && note.contains("the bands and rows were given"));
-        let given = Unbanded::of(128, lsh(15, 8), false).unwrap();
+        let given = Unbanded::of(128, lsh(15, 8), false).unwrap().unwrap();
         assert_eq!(given.reason, UnbandedReason::Given);
         assert!(
             given
@@ -695,7 +725,8 @@ mod tests {
             Weights::default(),
             VerifyMode::Auto,
             true,
-        );
+        )
+        .unwrap();
         assert_eq!(t.curve.len(), 10);
         assert_eq!(t.curve[9].p, 1.0);
         assert_eq!(t.false_negatives.len(), 2);
@@ -713,7 +744,134 @@ mod tests {
             Weights::default(),
             VerifyMode::Auto,
             true,
-        );
+        )
+        .unwrap();
         assert_eq!(t.false_negatives.len(), 1);
+    }
+
+    /// The `InvalidConfig` problem of `r`, as the library words it.
+    fn problem<T: std::fmt::Debug>(r: Result<T>) -> String {
+        match r {
+            Err(crate::Error::InvalidConfig(p)) => p.to_string(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_banding_too_large_for_a_usize_is_refused() {
+        // bands x rows overflows: refused as a banding wider than num_perm. With one of them
+        // fixed, the search meets products that overflow (2 x usize::MAX) and skips them.
+        let w = Weights::default();
+        assert_eq!(
+            problem(tune(0.5, 128, w, Some(usize::MAX), Some(2))),
+            format!("bands {} x rows 2 is more than num_perm 128", usize::MAX)
+        );
+        assert_eq!(
+            problem(tune(0.5, 128, w, None, Some(usize::MAX))),
+            format!(
+                "bands 1 x rows {} = {} is more than num_perm 128",
+                usize::MAX,
+                usize::MAX
+            )
+        );
+        assert_eq!(
+            problem(tune(0.5, 128, w, Some(usize::MAX), None)),
+            format!(
+                "bands {} x rows 1 = {} is more than num_perm 128",
+                usize::MAX,
+                usize::MAX
+            )
+        );
+    }
+
+    #[test]
+    fn unbanded_of_refuses_a_banding_that_does_not_fit() {
+        assert_eq!(
+            problem(Unbanded::of(128, lsh(1, 0), true)),
+            "bands and rows must be at least 1"
+        );
+        assert_eq!(
+            problem(Unbanded::of(64, lsh(10, 10), false)),
+            "bands 10 x rows 10 = 100 is more than num_perm 64"
+        );
+        assert_eq!(
+            problem(Unbanded::of(128, lsh(usize::MAX, 2), true)),
+            format!("bands {} x rows 2 is more than num_perm 128", usize::MAX)
+        );
+        // A hand-made one, wider than its slots, is worded wrongly but does not panic.
+        let odd = Unbanded {
+            num_perm: 0,
+            lsh: lsh(usize::MAX, 2),
+            reason: UnbandedReason::Given,
+        };
+        assert!(odd.to_string().contains("were given"));
+    }
+
+    #[test]
+    fn explain_refuses_what_tune_refuses() {
+        let explain =
+            |t, n, l| Tuning::explain(t, n, l, Weights::default(), VerifyMode::Auto, false);
+        assert_eq!(
+            problem(explain(0.5, 64, lsh(10, 10))),
+            "bands 10 x rows 10 = 100 is more than num_perm 64"
+        );
+        assert_eq!(
+            problem(explain(0.5, 128, lsh(usize::MAX, 2))),
+            format!("bands {} x rows 2 is more than num_perm 128", usize::MAX)
+        );
+        assert_eq!(
+            problem(explain(0.5, 0, lsh(1, 1))),
+            "num_perm must be at least 1"
+        );
+        assert_eq!(
+            problem(explain(0.5, MAX_NUM_PERM + 1, lsh(1, 1))),
+            format!(
+                "num_perm must be between 1 and {MAX_NUM_PERM}, not {}",
+                MAX_NUM_PERM + 1
+            )
+        );
+        assert_eq!(
+            problem(explain(f64::NAN, 128, lsh(16, 8))),
+            "threshold must be between 0 and 1, not NaN"
+        );
+        assert_eq!(
+            problem(Tuning::explain(
+                0.5,
+                128,
+                lsh(16, 8),
+                Weights { fp: -1.0, fn_: 1.0 },
+                VerifyMode::Auto,
+                false
+            )),
+            "fp_weight must be a number >= 0, not -1"
+        );
+        assert_eq!(explain(0.5, 64, lsh(8, 8)).unwrap().unbanded_slots, 0);
+    }
+
+    #[test]
+    fn a_plot_is_at_least_two_by_two() {
+        let t = Tuning::explain(
+            0.5,
+            128,
+            lsh(39, 3),
+            Weights::default(),
+            VerifyMode::Auto,
+            true,
+        )
+        .unwrap();
+        let two = t.plot(2, 2);
+        for (w, h) in [(0, 0), (1, 1), (0, 2), (2, 0)] {
+            assert_eq!(t.plot(w, h), two, "{w} x {h}");
+        }
+        // Two rows and the axis; the curve starts at 0 and ends at 1.
+        assert_eq!(two.lines().count(), 4, "{two}");
+        assert_eq!(t.plot(10, 0).lines().count(), 4);
+        assert_eq!(t.plot(0, 5).lines().count(), 7);
+        // A hand-made tuning with a threshold out of range: the mark is kept in the plot.
+        let odd = Tuning {
+            threshold: 7.0,
+            ..t
+        };
+        assert_eq!(odd.plot(5, 3).lines().nth(1), Some("0.5 + *  |"));
     }
 }

@@ -221,8 +221,11 @@ impl ScanConfig {
     }
 
     /// The parameters of the signer of the signature strategy (the defaults for the others),
-    /// with this configuration's seed.
-    pub(crate) fn sketch_params(&self) -> SketchParams {
+    /// with this configuration's seed: those of the signatures a scan with this configuration
+    /// makes, to sign the same way with a [`MinHasher`](crate::MinHasher)
+    /// ([`MinHasherBuilder::params`](crate::MinHasherBuilder::params)) or to compare a scan's
+    /// signatures as [`Signature`](crate::Signature)s.
+    pub fn sketch_params(&self) -> SketchParams {
         let sig = self.signature_or_default();
         SketchParams {
             kind: sig.sketch,
@@ -231,7 +234,8 @@ impl ScanConfig {
         }
     }
 
-    /// The record of these parameters for reports.
+    /// The record of these parameters for reports. It does not validate them (see
+    /// [`validate`](Self::validate)): of a banding wider than `num_perm`, `unbanded_slots` is 0.
     pub fn params(&self) -> Params {
         let sig = self.signatures();
         let sample = self.sample();
@@ -258,7 +262,10 @@ impl ScanConfig {
             bands: sig.map(|s| s.lsh.bands),
             rows: sig.map(|s| s.lsh.rows),
             lsh_threshold: sig.map(|s| s.lsh.threshold()),
-            unbanded_slots: sig.map(|s| s.num_perm - s.lsh.bands * s.lsh.rows),
+            unbanded_slots: sig.map(|s| {
+                s.num_perm
+                    .saturating_sub(s.lsh.bands.saturating_mul(s.lsh.rows))
+            }),
             seed: self.seed,
             threshold: self.threshold,
             measure: self.measure,
@@ -362,6 +369,30 @@ mod tests {
         }
         assert_eq!(json["sketch"], "fss");
         assert!(json.get("modulo").is_none());
+    }
+
+    #[test]
+    fn the_record_of_an_invalid_banding_does_not_panic() {
+        // params() does not validate: a banding wider than num_perm, or one whose product
+        // overflows, has no unbanded slot (validate refuses both).
+        for lsh in [
+            LshParams { bands: 8, rows: 8 },
+            LshParams {
+                bands: usize::MAX,
+                rows: 2,
+            },
+        ] {
+            let c = ScanConfig::with_strategy(StrategyConfig::Signatures(SignatureConfig {
+                num_perm: 16,
+                lsh,
+                ..Default::default()
+            }));
+            assert_eq!(c.params().unbanded_slots, Some(0));
+            assert!(matches!(
+                c.validate(),
+                Err(crate::Error::InvalidConfig(p)) if p.to_string().contains("more than num_perm 16")
+            ));
+        }
     }
 
     #[test]

@@ -32,7 +32,8 @@ use crate::sim::{
     Core, EXACT_SCREEN_Z, MAX_SETS, Overlap, OverlapTable, SKETCH_BINS, SKETCH_MIN_SET, Split,
     bin_sketch, containment, jaccard, jaccard_screened_split, members_of, sketch_rejects,
 };
-use crate::sketch::minhash::{Signer, agreement};
+use crate::sketch::minhash::{Signer, SketchParams, agreement};
+use crate::sketch::signature::ensure_same_params;
 use crate::source::files as input;
 use crate::source::records::parse_record;
 use crate::source::{Document, Origin, Source};
@@ -124,24 +125,72 @@ impl ScanReport {
     }
 }
 
-/// Every document read, with the signatures of the non-empty ones: the result of phase one.
+/// Every document read, with the signatures of the non-empty ones: the result of phase one
+/// ([`Pipeline::sign`]), which [`Pipeline::find_pairs`] turns into pairs. It is read-only
+/// outside the crate, so that its parts always agree with each other, and it records the
+/// parameters it was signed with, so that a pipeline that signs otherwise refuses it.
 #[derive(Debug, Clone, Default)]
 pub struct SignedCorpus {
     /// Every document read, in input order.
-    pub documents: Vec<Document>,
+    pub(crate) documents: Vec<Document>,
     /// Signatures, flat, `num_perm` slots each, one per non-empty document.
-    pub signatures: Vec<u32>,
-    /// For each signature, the index of its document in `documents`.
-    pub signed: Vec<u32>,
+    pub(crate) signatures: Vec<u32>,
+    /// For each signature, the index of its document in `documents`, increasing.
+    pub(crate) signed: Vec<u32>,
     /// What was skipped.
-    pub skipped: Vec<Skip>,
+    pub(crate) skipped: Vec<Skip>,
     /// Counts so far.
-    pub stats: Stats,
+    pub(crate) stats: Stats,
     /// For each signature, a 128-bit hash of its document's normalized text, kept when exact
     /// verification may follow (empty otherwise): documents with equal text have equal shingle
     /// sets, so their Jaccard is 1 without reading them again, and exact verification reads
     /// and shingles only one of them.
-    pub fingerprints: Vec<u128>,
+    pub(crate) fingerprints: Vec<u128>,
+    /// The parameters of the signatures, when recorded: [`Pipeline::sign`] records its own; a
+    /// corpus assembled elsewhere in the crate (from an index, shards, dedup's copies) was
+    /// signed by the pipeline it is handed to, and its width is checked all the same.
+    pub(crate) params: Option<SketchParams>,
+}
+
+impl SignedCorpus {
+    /// Every document read, in input order.
+    pub fn documents(&self) -> &[Document] {
+        &self.documents
+    }
+
+    /// The signatures, flat, [`num_perm`](SketchParams::num_perm) slots each, one per non-empty
+    /// document: row `i` is the signature of document [`signed`](Self::signed)`()[i]`.
+    pub fn signatures(&self) -> &[u32] {
+        &self.signatures
+    }
+
+    /// For each signature, the index of its document in [`documents`](Self::documents),
+    /// increasing.
+    pub fn signed(&self) -> &[u32] {
+        &self.signed
+    }
+
+    /// What was skipped.
+    pub fn skipped(&self) -> &[Skip] {
+        &self.skipped
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// For each signature, a 128-bit hash of its document's normalized text, when exact
+    /// verification may follow (empty otherwise).
+    pub fn fingerprints(&self) -> &[u128] {
+        &self.fingerprints
+    }
+
+    /// The parameters the signatures were made with, when the corpus records them (a corpus
+    /// of [`Pipeline::sign`] does).
+    pub fn sketch_params(&self) -> Option<SketchParams> {
+        self.params
+    }
 }
 
 /// Per-thread buffers reused from one document to the next.
@@ -227,7 +276,7 @@ impl Sketcher for Signatures<'_> {
 
 impl Strategy for Signatures<'_> {
     fn pairs(&self, corpus: Corpus<Vec<u32>>, start: Instant) -> Result<ScanReport> {
-        self.0.find_pairs(corpus.into(), start)
+        self.0.find_pairs(self.0.signed_corpus(corpus), start)
     }
 }
 
@@ -246,6 +295,7 @@ impl From<Corpus<Vec<u32>>> for SignedCorpus {
             skipped: c.skipped,
             stats: c.stats,
             fingerprints: c.fingerprints,
+            params: None,
         }
     }
 }
@@ -461,9 +511,18 @@ impl Pipeline {
         }
     }
 
-    /// Phase one of the signature strategy: every document read and signed, in parallel.
+    /// Phase one of the signature strategy: every document read and signed, in parallel. The
+    /// corpus records this pipeline's signature parameters.
     pub fn sign(&self, source: &Source) -> Result<SignedCorpus> {
-        Ok(self.read(source, &Signatures(self))?.into())
+        Ok(self.signed_corpus(self.read(source, &Signatures(self))?))
+    }
+
+    /// `corpus`, signed by this pipeline, with its parameters.
+    fn signed_corpus(&self, corpus: Corpus<Vec<u32>>) -> SignedCorpus {
+        SignedCorpus {
+            params: Some(self.signer.params()),
+            ..corpus.into()
+        }
     }
 
     /// [`sign`](Self::sign) for files and directories.
@@ -483,7 +542,8 @@ impl Pipeline {
     }
 
     /// Phase two: LSH candidates, verification, and the sorted report. `start` is when the scan
-    /// began, for the elapsed time.
+    /// began, for the elapsed time. [`Error::Mismatch`] when `corpus` was signed with other
+    /// parameters than this pipeline's (sketch, `num_perm`, seed).
     pub fn find_pairs(&self, corpus: SignedCorpus, start: Instant) -> Result<ScanReport> {
         let k = self.signer.num_perm();
         let SignedCorpus {
@@ -493,7 +553,33 @@ impl Pipeline {
             skipped,
             mut stats,
             fingerprints,
+            params,
         } = corpus;
+        let mismatch = |d: String| Error::Mismatch(format!("signed corpus vs pipeline: {d}"));
+        if let Some(p) = params {
+            ensure_same_params(p, self.signer.params()).map_err(|e| match e {
+                Error::Mismatch(d) => mismatch(d),
+                e => e,
+            })?;
+        }
+        // A corpus that does not record its parameters is checked for its width at least.
+        if Some(sigs.len()) != signed.len().checked_mul(k) {
+            return Err(mismatch(match sigs.len().checked_div(signed.len()) {
+                Some(w) if w * signed.len() == sigs.len() => format!("num-perm {w} vs {k}"),
+                _ => format!(
+                    "{} slots in {} signatures vs num-perm {k}",
+                    sigs.len(),
+                    signed.len()
+                ),
+            }));
+        }
+        debug_assert!(
+            signed.windows(2).all(|w| w[0] < w[1])
+                && signed
+                    .last()
+                    .is_none_or(|&d| (d as usize) < documents.len()),
+            "signatures of documents of the corpus, in order"
+        );
         if documents.is_empty() {
             return Err(Error::NoDocuments { skipped });
         }
@@ -1897,5 +1983,61 @@ mod tests {
             let own = p.signature(&texts[i]).unwrap();
             assert_eq!(&c.signatures[row * k..(row + 1) * k], &own[..], "{i}.txt");
         }
+    }
+
+    /// A corpus signed by one pipeline is refused by a pipeline that signs otherwise, instead of
+    /// being paired with the wrong width (or seed, or sketch).
+    #[test]
+    fn a_corpus_signed_otherwise_is_a_mismatch() {
+        let texts: Vec<(String, String)> = (0..20)
+            .map(|i| (format!("d{i}"), words(40 + i / 2, 200)))
+            .collect();
+        let source = Source::Texts(crate::source::texts::SharedTexts::new(texts));
+        let with = |num_perm, seed| {
+            let mut c = ScanConfig::with_strategy(StrategyConfig::Signatures(
+                crate::find::config::SignatureConfig {
+                    num_perm,
+                    lsh: crate::candidates::lsh::LshParams { bands: 16, rows: 4 },
+                    ..Default::default()
+                },
+            ));
+            c.seed = seed;
+            Pipeline::new(c).unwrap()
+        };
+        let (p64, p128, seeded) = (with(64, 42), with(128, 42), with(64, 7));
+        let corpus = p64.sign(&source).unwrap();
+        assert_eq!(corpus.sketch_params(), Some(p64.config().sketch_params()));
+        assert_eq!(corpus.signatures().len(), corpus.signed().len() * 64);
+        let refused = |p: &Pipeline, c: SignedCorpus| match p.find_pairs(c, Instant::now()) {
+            Err(Error::Mismatch(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            refused(&p128, corpus.clone()),
+            "signed corpus vs pipeline: num-perm 64 vs 128"
+        );
+        assert_eq!(
+            refused(&seeded, corpus.clone()),
+            "signed corpus vs pipeline: seed 42 vs 7"
+        );
+        // A corpus that does not record its parameters (assembled in the crate) is checked for
+        // its width.
+        let unrecorded = SignedCorpus {
+            params: None,
+            ..corpus.clone()
+        };
+        assert_eq!(
+            refused(&p128, unrecorded.clone()),
+            "signed corpus vs pipeline: num-perm 64 vs 128"
+        );
+        // The pipeline that signed it pairs it as its own scan does.
+        let own = p64.find_pairs(corpus, Instant::now()).unwrap();
+        let scan = p64.scan_source(&source).unwrap();
+        assert_eq!(own.pairs, scan.pairs);
+        assert!(!own.pairs.is_empty());
+        assert_eq!(
+            p64.find_pairs(unrecorded, Instant::now()).unwrap().pairs,
+            scan.pairs
+        );
     }
 }

@@ -904,7 +904,7 @@ impl Index {
         Ok(self.len()? == 0)
     }
 
-    /// Fails with [`Error::SigningParams`], naming what differs, unless the index was built with
+    /// Fails with [`Error::IndexParams`], naming what differs, unless the index was built with
     /// `run`'s parameters.
     pub fn require(&self, run: &SigningParams) -> Result<()> {
         require_params(&self.path, &self.params, run)

@@ -538,8 +538,11 @@ pub fn agreement(a: &[u32], b: &[u32]) -> usize {
 }
 
 /// The Jaccard estimate of two signatures of the same parameters: the fraction of equal slots.
+/// Crate-internal: its callers pass two non-empty signatures of one signer. Outside the crate,
+/// [`Signature::jaccard`](crate::Signature::jaccard) checks them.
 #[inline]
-pub fn estimate(a: &[u32], b: &[u32]) -> f64 {
+pub(crate) fn estimate(a: &[u32], b: &[u32]) -> f64 {
+    debug_assert!(!a.is_empty(), "a signature has at least one slot");
     agreement(a, b) as f64 / a.len() as f64
 }
 
@@ -560,7 +563,9 @@ pub struct MinHash {
 }
 
 impl MinHash {
-    /// Estimates the Jaccard similarity with `other`, refusing signatures made differently.
+    /// Estimates the Jaccard similarity with `other`, refusing signatures made differently
+    /// ([`Error::Mismatch`]), and a signature whose parameters no signer has or whose number of
+    /// slots is not their `num_perm` ([`Error::InvalidConfig`]: the fields are public).
     pub fn jaccard(&self, other: &MinHash) -> Result<f64> {
         let (p, q) = (self.params, other.params);
         if p.kind != q.kind {
@@ -578,6 +583,22 @@ impl MinHash {
         }
         if p.seed != q.seed {
             return Err(Error::Mismatch(format!("seed {} vs {}", p.seed, q.seed)));
+        }
+        let n = p.num_perm;
+        if !(1..=MAX_NUM_PERM).contains(&n) {
+            return Err(crate::invalid![
+                Param::NumPerm,
+                format!(" must be between 1 and {MAX_NUM_PERM}, not {n}")
+            ]);
+        }
+        for m in [self, other] {
+            if m.values.len() != n {
+                return Err(crate::invalid![
+                    "a signature of ",
+                    Param::NumPerm,
+                    format!(" {n} needs {n} slots, not {}", m.values.len())
+                ]);
+            }
         }
         Ok(estimate(&self.values, &other.values))
     }
@@ -693,6 +714,36 @@ mod tests {
                 .contains("sketch fss vs classic")
         );
         assert_eq!(m1.jaccard(&m1).unwrap(), 1.0);
+    }
+
+    #[test]
+    fn a_minhash_of_the_wrong_width_is_refused() {
+        // The fields are public: slots of another number than `num_perm`, or no slot at all,
+        // are refused rather than compared on a prefix (or divided by 0).
+        let (a, _) = pair(100, 0, 9);
+        let good = signer(SketchKind::Fss, 4).minhash(&a);
+        let short = MinHash {
+            values: vec![good.values[0]],
+            ..good.clone()
+        };
+        let invalid = |r: Result<f64>| match r {
+            Err(Error::InvalidConfig(p)) => p.to_string(),
+            other => panic!("{other:?}"),
+        };
+        let why = "a signature of num_perm 4 needs 4 slots, not 1";
+        assert_eq!(invalid(good.jaccard(&short)), why);
+        assert_eq!(invalid(short.jaccard(&good)), why);
+        let empty = MinHash {
+            params: SketchParams {
+                num_perm: 0,
+                ..good.params
+            },
+            values: vec![],
+        };
+        assert_eq!(
+            invalid(empty.jaccard(&empty)),
+            format!("num_perm must be between 1 and {MAX_NUM_PERM}, not 0")
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::{Error, Param, Result};
-use crate::sketch::minhash::{Absorber, Signer, SketchKind, SketchParams, estimate};
+use crate::sketch::minhash::{Absorber, MAX_NUM_PERM, Signer, SketchKind, SketchParams, estimate};
 use crate::text::normalize::NormalizeOptions;
 use crate::text::shingle::{ShingleOptions, Shingler, stopwords_digest};
 
@@ -55,9 +55,23 @@ impl Hash for Signature {
 
 impl Signature {
     /// A signature from slots computed elsewhere (a row of
-    /// [`SignedCorpus::signatures`](crate::find::SignedCorpus), a signature read back from
-    /// storage) and the parameters that made them. Refuses slots whose number is not `num_perm`.
+    #[cfg_attr(
+        feature = "pipeline",
+        doc = "[`SignedCorpus::signatures`](crate::find::SignedCorpus::signatures),"
+    )]
+    #[cfg_attr(not(feature = "pipeline"), doc = "`SignedCorpus::signatures`,")]
+    /// a signature read back from storage) and the parameters that made them. Refuses ([`Error::InvalidConfig`]) a
+    /// `num_perm` no signer has (0, or above
+    /// [`MAX_NUM_PERM`]), and slots whose number is not
+    /// `num_perm`.
     pub fn from_parts(params: SketchParams, slots: Vec<u32>) -> Result<Self> {
+        let n = params.num_perm;
+        if !(1..=MAX_NUM_PERM).contains(&n) {
+            return Err(crate::invalid![
+                Param::NumPerm,
+                format!(" must be between 1 and {MAX_NUM_PERM}, not {n}")
+            ]);
+        }
         if slots.len() != params.num_perm {
             return Err(crate::invalid![
                 "a signature of ",
@@ -260,7 +274,7 @@ pub(crate) fn sign_normalized_into(
 impl MinHasher {
     /// The scan's defaults with `num_perm` slots: FSS, seed 42, the default normalization and
     /// 9-character shingles. Fails when `num_perm` is 0 or above
-    /// [`MAX_NUM_PERM`](crate::sketch::minhash::MAX_NUM_PERM).
+    /// [`MAX_NUM_PERM`].
     pub fn new(num_perm: usize) -> Result<Self> {
         MinHasher::builder().num_perm(num_perm).build()
     }
@@ -358,7 +372,7 @@ impl MinHasherBuilder {
     }
 
     /// Slots per signature (`--num-perm`), 1 to
-    /// [`MAX_NUM_PERM`](crate::sketch::minhash::MAX_NUM_PERM).
+    /// [`MAX_NUM_PERM`].
     pub fn num_perm(mut self, num_perm: usize) -> Self {
         self.params.num_perm = num_perm;
         self
@@ -371,7 +385,11 @@ impl MinHasherBuilder {
     }
 
     /// Sketch kind, `num_perm` and seed at once, e.g. a scan's
-    /// [`ScanConfig::sketch_params`](crate::find::config::ScanConfig::sketch_params).
+    #[cfg_attr(
+        feature = "pipeline",
+        doc = "[`ScanConfig::sketch_params`](crate::find::config::ScanConfig::sketch_params)."
+    )]
+    #[cfg_attr(not(feature = "pipeline"), doc = "`ScanConfig::sketch_params`.")]
     pub fn params(mut self, params: SketchParams) -> Self {
         self.params = params;
         self
@@ -464,7 +482,6 @@ impl SignatureBuilder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sketch::minhash::MAX_NUM_PERM;
     use crate::text::normalize::normalize;
     use crate::text::shingle::ShingleKind;
 
@@ -690,6 +707,32 @@ mod tests {
         assert_eq!(again, s);
         assert!(Signature::from_parts(s.params(), vec![0; 15]).is_err());
         assert_eq!(again.into_slots().len(), 16);
+    }
+
+    #[test]
+    fn from_parts_refuses_a_width_no_signer_has() {
+        // num_perm 0 would make every estimate 0 / 0; above the maximum no signer signs.
+        for n in [0, MAX_NUM_PERM + 1] {
+            let params = SketchParams {
+                kind: SketchKind::Fss,
+                num_perm: n,
+                seed: 1,
+            };
+            match Signature::from_parts(params, vec![0; n]) {
+                Err(Error::InvalidConfig(p)) => assert_eq!(
+                    p.to_string(),
+                    format!("num_perm must be between 1 and {MAX_NUM_PERM}, not {n}")
+                ),
+                other => panic!("{n}: {other:?}"),
+            }
+        }
+        let one = SketchParams {
+            kind: SketchKind::Fss,
+            num_perm: 1,
+            seed: 1,
+        };
+        let s = Signature::from_parts(one, vec![3]).unwrap();
+        assert_eq!(s.jaccard(&s).unwrap(), 1.0);
     }
 
     #[test]

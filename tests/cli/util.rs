@@ -432,7 +432,8 @@ pub fn library_jaccard(config: &ndup::find::config::ScanConfig, a: &str, b: &str
 /// The signature estimate of two texts under `config`, computed by the library.
 pub fn library_estimate(config: &ndup::find::config::ScanConfig, a: &str, b: &str) -> f64 {
     let p = ndup::find::Pipeline::new(config.clone()).unwrap();
-    ndup::sketch::minhash::estimate(&p.signature(a).unwrap(), &p.signature(b).unwrap())
+    let sign = |t| ndup::Signature::from_parts(config.sketch_params(), p.signature(t).unwrap());
+    sign(a).unwrap().jaccard(&sign(b).unwrap()).unwrap()
 }
 
 /// The planted tree most tests share, under `docs/`:

@@ -14,7 +14,7 @@ use ndup::candidates::tune::Weights;
 use ndup::find::config::{ScanConfig, StrategyConfig};
 use ndup::find::{Pipeline, ScanReport};
 use ndup::sim::Measure;
-use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, estimate, standard_error};
+use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, standard_error};
 use ndup::sketch::sample::{SampleKind, SampleMatch, SampleParams, modulo_sample};
 use ndup::verify::VerifyMode;
 
@@ -23,6 +23,12 @@ use crate::corpus::{Rng, draw, edit, known_pair, vocabulary};
 // ---------------------------------------------------------------------------------------------
 // Estimators
 // ---------------------------------------------------------------------------------------------
+
+/// The signature estimate of the hash sets `a` and `b`, signed by `s`: the library's.
+fn estimate(s: &Signer, a: &[u64], b: &[u64]) -> f64 {
+    let sign = |x: &[u64]| ndup::Signature::from_parts(s.params(), s.sign(x)).unwrap();
+    sign(a).jaccard(&sign(b)).unwrap()
+}
 
 /// A sketch under test: its estimate for a pair, and the number of samples it rests on.
 #[derive(Debug, Clone, Copy)]
@@ -34,10 +40,7 @@ enum Sketch {
 impl Sketch {
     fn estimate(&self, a: &[u64], b: &[u64], signer: Option<&Signer>) -> f64 {
         match *self {
-            Sketch::Signature(..) => {
-                let s = signer.unwrap();
-                estimate(&s.sign(a), &s.sign(b))
-            }
+            Sketch::Signature(..) => estimate(signer.unwrap(), a, b),
             Sketch::Modulo(m) => {
                 SampleMatch::of(&modulo_sample(a, m), &modulo_sample(b, m)).jaccard()
             }
@@ -298,7 +301,7 @@ fn text_shingles_give_unbiased_estimates() {
                     .unwrap();
                     let (ha, hb) = (shingler.hash_set(a, seed), shingler.hash_set(b, seed));
                     assert_eq!((ha.len(), hb.len()), (sa.len(), sb.len()), "a collision");
-                    let e = estimate(&signer.sign(&ha), &signer.sign(&hb));
+                    let e = estimate(&signer, &ha, &hb);
                     sum += e;
                     sq += (e - j) * (e - j);
                 }

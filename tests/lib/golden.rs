@@ -10,7 +10,7 @@ use ndup::candidates::lsh::{LshIndex, LshParams};
 use ndup::find::Pipeline;
 use ndup::find::config::ScanConfig;
 use ndup::sim::jaccard;
-use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, estimate, standard_error};
+use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, standard_error};
 use ndup::text::normalize::{NormalizeOptions, normalize};
 use ndup::text::shingle::{ShingleKind, ShingleOptions, Shingler};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -155,6 +155,12 @@ fn mmds_exercise_3_1_1() {
     assert_eq!(jaccard(&s3, &s3), 1.0);
 }
 
+/// The library's estimate from two signatures made with `params`: their `Signature::jaccard`.
+fn estimate(params: SketchParams, a: &[u32], b: &[u32]) -> f64 {
+    let sig = |s: &[u32]| ndup::Signature::from_parts(params, s.to_vec()).unwrap();
+    sig(a).jaccard(&sig(b)).unwrap()
+}
+
 /// For each sketch and several similarities, every estimate lies within five standard errors
 /// of the true Jaccard, and so does the mean of the estimates (which catches a bias too small
 /// to see in one pair).
@@ -176,7 +182,7 @@ fn minhash_estimates_the_jaccard_similarity_without_bias() {
             for t in 0..TRIALS {
                 let (a, b) = known_pair(n, shared, t);
                 let (sa, sb) = (signer.sign(&a), signer.sign(&b));
-                let e = estimate(&sa, &sb);
+                let e = estimate(signer.params(), &sa, &sb);
                 assert!(
                     (e - j).abs() < 5.0 * se,
                     "{kind:?} J={j:.3}: estimate {e} on trial {t}"
@@ -213,7 +219,8 @@ fn pipeline_signatures_estimate_the_exact_jaccard_of_edited_texts() {
             }
             let (a, b) = (words.join(" "), other.join(" "));
             let j = jaccard(&p.shingle_set(&a), &p.shingle_set(&b));
-            let e = estimate(&p.signature(&a).unwrap(), &p.signature(&b).unwrap());
+            let (sa, sb) = (p.signature(&a).unwrap(), p.signature(&b).unwrap());
+            let e = estimate(p.config().sketch_params(), &sa, &sb);
             let se = standard_error(j, num_perm);
             assert!(
                 (e - j).abs() < 5.0 * se.max(0.5 / num_perm as f64),

@@ -25,11 +25,14 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     // Unbanded slots are always in the params record. The note is for a user who shaped the
     // banding: with the tuner's defaults it would repeat the same sentence on every run.
     let shaped = args.candidates.shaped(&args.sketching);
-    let note = config.signatures().filter(|_| shaped).and_then(|sig| {
-        let tuned = args.candidates.bands.is_none() || args.candidates.rows.is_none();
-        ndup::candidates::tune::Unbanded::of(sig.num_perm, sig.lsh, tuned)
-            .map(|u| crate::tune_cmd::unbanded_note(&u))
-    });
+    let note = match config.signatures().filter(|_| shaped) {
+        Some(sig) => {
+            let tuned = args.candidates.bands.is_none() || args.candidates.rows.is_none();
+            ndup::candidates::tune::Unbanded::of(sig.num_perm, sig.lsh, tuned)?
+                .map(|u| crate::tune_cmd::unbanded_note(&u))
+        }
+        None => None,
+    };
     let (output, baseline_out) = outputs(&args)?;
     let bar = progress::Bar::for_stderr(args.quiet);
     let mut pipeline = Pipeline::new(config)?;
@@ -41,11 +44,11 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let ignore = NdupIgnore::load(&root)?;
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
     let jsonl = args.input.is_jsonl(&args.paths)?;
+    // Where the documents came from, to name the files read (none for signature shards).
+    let mut source = None;
     let mut report = match &args.index {
         // The index caches the signatures of files: only the signature strategy has any.
         Some(index) => {
-    // Where the documents came from, to name the files read (none for signature shards).
-    let mut source = None;
             let why = match pipeline.config().strategy {
                 StrategyConfig::Signatures(_) if !jsonl => None,
                 StrategyConfig::Signatures(_) => {
@@ -65,10 +68,10 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
             }
             let start = Instant::now();
             let corpus = crate::index_cmd::sign_with_index(&pipeline, &args.paths, index)?;
+            source = Some(Source::Files(args.paths.clone()));
             pipeline.find_pairs(corpus, start)?
         }
         None if !args.signatures.is_empty() => {
-            source = Some(Source::Files(args.paths.clone()));
             ndup::shards::scan_signatures(&pipeline, &args.signatures)?
         }
         None => {
@@ -110,9 +113,6 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
         )),
         _ => output::reporter(format),
     };
-    // A reader that stops early (`| head`) closes the pipe: not a failure, but the gates below
-    // still decide the exit status, or a CI job piping the report would always pass.
-    // The reader is gone, so the run ends quietly (as ripgrep does), with the gates' verdict.
     // Neither output may replace a file the scan read (the named ones were refused before the
     // work): checked for both before either is written.
     // Besides the documents: the shards, the index (made by this run when it was missing) and
@@ -138,6 +138,9 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
         }
     }
 
+    // A reader that stops early (`| head`) closes the pipe: not a failure, but the gates below
+    // still decide the exit status, or a CI job piping the report would always pass.
+    // The reader is gone, so the run ends quietly (as ripgrep does), with the gates' verdict.
     let closed = match output.write(|w| reporter.write(&report, &opts, w)) {
         Err(e) if crate::exit::is_broken_pipe(&e) => true,
         Err(e) => return Err(e),
@@ -177,11 +180,11 @@ fn outputs(args: &ScanArgs) -> Result<(Output, Option<Output>)> {
     let mut inputs: Vec<PathBuf> = args.paths.clone();
     inputs.extend(args.input.files_from.iter().cloned());
     inputs.extend(args.sketching.stopwords.iter().cloned());
+    inputs.extend(args.signatures.iter().cloned());
+    inputs.extend(args.index.iter().cloned());
     if let Some(b) = &baseline {
         if b.same_as(&output) || (b.is_stdout() && output.is_stdout()) {
             bail!(
-    inputs.extend(args.signatures.iter().cloned());
-    inputs.extend(args.index.iter().cloned());
                 "--output and --write-baseline name the same place ({}): give each its own file",
                 b.name().display()
             );
@@ -195,9 +198,6 @@ fn outputs(args: &ScanArgs) -> Result<(Output, Option<Output>)> {
     Ok((output, baseline))
 }
 
-/// The scanned root, where `.ndupignore` (and `ndup.toml`) are looked for: the first PATH when it
-/// is a directory, otherwise the current directory.
-pub fn scanned_root(paths: &[PathBuf]) -> PathBuf {
 /// The signature shards `--signatures` read: each file named, and the `part-*.parquet` files of
 /// each directory named (as `ndup::shards::read_shards` finds them).
 fn shard_files(named: &[PathBuf]) -> Vec<PathBuf> {
@@ -217,6 +217,9 @@ fn shard_files(named: &[PathBuf]) -> Vec<PathBuf> {
     files
 }
 
+/// The scanned root, where `.ndupignore` (and `ndup.toml`) are looked for: the first PATH when it
+/// is a directory, otherwise the current directory.
+pub fn scanned_root(paths: &[PathBuf]) -> PathBuf {
     match paths.first() {
         Some(p) if p.is_dir() => p.clone(),
         _ => PathBuf::from("."),

@@ -27,7 +27,7 @@ pub fn run(args: TuneArgs) -> Result<Exit> {
         weights,
         args.verify.mode(),
         tuned,
-    );
+    )?;
     let mut out = std::io::stdout().lock();
     match args.format {
         ExplainFormat::Json => ndup::report::explain::write_tune(&t, &mut out),
