@@ -475,7 +475,9 @@ impl Tuning {
             .collect();
         let mut points = vec![threshold];
         if threshold + 0.05 <= 1.0 + 1e-9 {
-            points.push((threshold + 0.05).min(1.0));
+            // Rounded to 12 decimals: 0.8 + 0.05 is 0.8500000000000001 in binary, and the
+            // point is printed (JSON) for a reader who asked about T + 0.05.
+            points.push((((threshold + 0.05) * 1e12).round() / 1e12).min(1.0));
         }
         let false_negatives = points
             .into_iter()

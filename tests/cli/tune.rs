@@ -40,7 +40,16 @@ fn tune_json_and_fixed_banding() {
     assert_eq!(v["unbanded_slots"], 11);
     assert_eq!(v["curve"].as_array().unwrap().len(), 10);
     let fns = v["false_negatives"].as_array().unwrap();
-    assert!((fns[1]["s"].as_f64().unwrap() - 0.55).abs() < 1e-12);
+    assert_eq!(fns[1]["s"], 0.55);
+    // T + 0.05 is printed as a reader would write it, not as its binary sum (0.8500000000000001).
+    for (t, s) in [("0.8", 0.85), ("0.9", 0.95), ("0.7", 0.75)] {
+        let v = d
+            .ndup()
+            .args(["tune", "-t", t, "--format", "json"])
+            .ok()
+            .json();
+        assert_eq!(v["false_negatives"][1]["s"], s, "-t {t}");
+    }
     assert!(fns[1]["total"].as_f64().unwrap() < 0.005);
     assert_eq!(v["memory_per_million"]["signatures"], 512_000_000u64);
 
