@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::{Error, Result};
+use crate::source::files::PatternBudget;
 
 /// The file name looked for in the scanned root.
 pub const FILE_NAME: &str = ".ndupignore";
@@ -67,9 +68,11 @@ impl NdupIgnore {
         Self::parse(root, &path, &text).map(Some)
     }
 
-    /// Parses the text of an ignore file found at `path` for the root `root`.
+    /// Parses the text of an ignore file found at `path` for the root `root`. A file of more
+    /// globs than a [`PatternBudget`] allows is refused before any is compiled: each costs
+    /// memory, and the file comes with the tree.
     pub fn parse(root: &Path, path: &Path, text: &str) -> Result<Self> {
-        let mut rules = Vec::new();
+        let (mut lines, mut budget) = (Vec::new(), PatternBudget::default());
         for (i, line) in crate::text::strip_bom(text).lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -86,7 +89,17 @@ impl NdupIgnore {
                     ),
                 });
             };
-            rules.push((glob(path, i + 1, a)?, glob(path, i + 1, b)?));
+            if let Err(why) = budget.add(a).and_then(|_| budget.add(b)) {
+                return Err(Error::BadInput {
+                    path: path.to_path_buf(),
+                    reason: why.into(),
+                });
+            }
+            lines.push((i + 1, a, b));
+        }
+        let mut rules = Vec::with_capacity(lines.len());
+        for (n, a, b) in lines {
+            rules.push((glob(path, n, a)?, glob(path, n, b)?));
         }
         Ok(NdupIgnore {
             root: crate::source::files::display_id(root),
@@ -167,6 +180,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with(".ndupignore: line 1:"), "{e}");
+    }
+
+    #[test]
+    fn a_file_of_too_many_or_too_long_globs_is_refused_before_compiling_them() {
+        let parse =
+            |text: &str| NdupIgnore::parse(Path::new("."), Path::new("t/.ndupignore"), text);
+        let lines = |n: usize, glob: &str| format!("{glob} {glob}\n").repeat(n);
+        assert_eq!(parse(&lines(5_000, "a*")).unwrap().len(), 5_000);
+        let e = parse(&lines(5_001, "a*")).unwrap_err().to_string();
+        assert_eq!(e, "t/.ndupignore: more than 10,000 patterns");
+        // Checked before any glob is compiled: a bad glob after the limit is not reached.
+        let e = parse(&(lines(5_001, "a*") + "a[ b\n")).unwrap_err();
+        assert_eq!(e.to_string(), "t/.ndupignore: more than 10,000 patterns");
+        let long = "*a".repeat(64 << 10);
+        let e = parse(&format!("{long} x\n{long} y\n")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t/.ndupignore: more than 256 KiB of patterns"
+        );
     }
 
     #[test]

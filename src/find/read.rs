@@ -488,14 +488,20 @@ impl Pipeline {
         inputs: &[std::path::PathBuf],
         sketcher: &K,
     ) -> Result<Corpus<K::Sketch>> {
-        // A directory of Parquet shards is its files, each a source of its own.
-        let inputs = &records::expand_datasets(inputs);
+        // A directory of Parquet shards is its files, each a source of its own; a tree's link
+        // out of the working directory is none.
+        let (inputs, refused) = records::confine(
+            records::expand_datasets(inputs),
+            self.config.input.follow_links,
+        );
+        let inputs = &inputs;
         let fields = self.config.input.records.fields();
         let mut ids = Ids::new(inputs.len(), sketcher.unique_ids());
         if sketcher.names_by_source() {
             ids = ids.named_by_source();
         }
         let mut corpus = Corpus::default();
+        corpus.skipped.extend(refused);
         let fingerprints = sketcher.fingerprints();
         let spool = self.may_reload() || sketcher.rereads();
         records::read_batches(inputs, spool, &self.config.input.records, |ev| match ev {

@@ -381,7 +381,8 @@ fn load_stored(
 /// JSON-lines and Parquet files of records.
 enum Inputs {
     Files(Vec<Entry>, Vec<Skip>),
-    Records(Vec<PathBuf>),
+    /// The record files, and those refused (a tree's link out of the working directory).
+    Records(Vec<PathBuf>, Vec<Skip>),
 }
 
 /// What the two kinds of input leave to the end of a sync, besides the rows they wrote.
@@ -468,7 +469,12 @@ impl Index {
                 let (entries, skips) = input::collect(paths, &pipeline.config().input)?;
                 Inputs::Files(entries, skips)
             }
-            Source::Records(inputs) => Inputs::Records(record_files(inputs)?),
+            Source::Records(inputs) => {
+                let follow = pipeline.config().input.follow_links;
+                let (files, refused) =
+                    crate::source::records::confine(record_files(inputs)?, follow);
+                Inputs::Records(files, refused)
+            }
             Source::Texts(_) => return Err(texts_refused()),
         };
         let run = SigningParams::from_config(pipeline.config());
@@ -533,7 +539,8 @@ impl Index {
                 &mut report,
                 &mut skipped,
             )?,
-            (Inputs::Records(files), Source::Records(given)) => {
+            (Inputs::Records(files, refused), Source::Records(given)) => {
+                skipped.extend(refused);
                 let synced = sync_records(
                     pipeline,
                     &mut w,

@@ -4,7 +4,8 @@
 //! deterministic order. A document's id is its path as the user would write it: walking `docs/`
 //! yields `docs/a.md`. Symbolic links are followed only when asked. A file with a NUL byte in its
 //! first 8 KiB is binary and skipped; invalid UTF-8 is decoded lossily; a file that cannot be read
-//! is skipped with the operating system's reason. None of these stops the scan.
+//! is skipped with the operating system's reason; a FIFO, socket or device met while walking is
+//! skipped as not a regular file. None of these stops the scan.
 //!
 //! Walking follows ripgrep's rules (with its `ignore` crate): `.gitignore`, `.ignore`, git's
 //! `info/exclude` and global excludes are respected (also outside a git repository), and hidden
@@ -12,6 +13,19 @@
 //! and files larger than `max_filesize` are skipped and counted. A path given by name is always
 //! read, whatever these rules say. Paths listed in a `files_from` list are read as given too,
 //! except that the globs and the size limit still apply to them.
+//!
+//! **Links out of the tree.** A tree may hold symbolic links, and the paths named on the command
+//! line (a shell's `*.md`) or listed (`git ls-files`) are its names. Without `follow_links`, a
+//! named or listed path is skipped when it resolves outside the current directory through a
+//! symbolic link that lies inside it (a link of the tree, or one on the way to the path): the
+//! current directory stands for the tree, as when a CI job runs from a checkout's root. Links
+//! outside the current directory are the system's and are followed (`/tmp` on macOS, the
+//! `/dev/fd/N` of a process substitution), and so is any path that goes through no link of the
+//! current directory (`ndup scan /data/corpus`).
+//!
+//! **Opening.** Documents are opened without waiting in `open` (`O_NONBLOCK` on Unix, cleared
+//! when a read would wait): a FIFO nobody writes to reads as empty instead of blocking the scan
+//! forever, and `ndup scan <(cmd)` reads its pipe as before.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -39,7 +53,8 @@ pub const DEFAULT_MAX_FILESIZE: u64 = 64 << 20;
 /// Options for finding documents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InputOptions {
-    /// Follow symbolic links while walking directories.
+    /// Follow symbolic links while walking directories, and those that take a path named or
+    /// listed out of the current directory (see the module's documentation).
     pub follow_links: bool,
     /// Walk hidden files and directories too.
     pub hidden: bool,
@@ -103,7 +118,14 @@ pub fn collect(paths: &[PathBuf], opts: &InputOptions) -> Result<(Vec<Entry>, Ve
     if paths.len() > 1 || opts.files_from.is_some() || opts.follow_links {
         found.files = Some(HashSet::new());
     }
+    // Named and listed paths may be a tree's links (see the module's documentation).
+    let mut confinement = (!opts.follow_links).then(Confinement::new);
+    let mut refusal = |path: &Path| confinement.as_mut().and_then(|c| c.refusal(path));
     for root in paths {
+        if let Some(reason) = refusal(root) {
+            found.skip(root, reason);
+            continue;
+        }
         walk(root, opts, &mut found)?;
     }
     if !listed.is_empty() {
@@ -112,9 +134,16 @@ pub fn collect(paths: &[PathBuf], opts: &InputOptions) -> Result<(Vec<Entry>, Ve
         for path in listed {
             match fs::metadata(&path) {
                 Err(e) if fs::symlink_metadata(&path).is_err() => found.skip(&path, io_reason(&e)),
-                Ok(m) if m.is_dir() => walk(&path, opts, &mut found)?,
+                Ok(m) if m.is_dir() => match refusal(&path) {
+                    Some(reason) => found.skip(&path, reason),
+                    None => walk(&path, opts, &mut found)?,
+                },
                 meta => {
                     if filter.matched(&path, false).is_ignore() {
+                        continue;
+                    }
+                    if let Some(reason) = refusal(&path) {
+                        found.skip(&path, reason);
                         continue;
                     }
                     if let Ok(m) = meta
@@ -208,6 +237,52 @@ pub(crate) fn file_key(_path: &Path) -> Option<(u64, u64)> {
 
 fn too_large(len: u64, opts: &InputOptions) -> bool {
     opts.max_filesize.is_some_and(|max| len > max)
+}
+
+/// The most globs a file of the tree (`.ndupignore`) or a configuration file may hold: each
+/// costs memory to compile, and a file of the tree is anyone's to write. A million lines of
+/// `*[!q]123* **/*123*` took more than 13 GB; ten thousand such globs take about 85 MB, and are
+/// more than a project writes by hand.
+pub const MAX_PATTERNS: usize = 10_000;
+
+/// The most bytes of globs, all together, such a file may hold: a long glob costs memory in
+/// proportion (a single glob of 1 MiB of `*a` took 660 MB to refuse, ten thousand globs of 1 KiB
+/// took 1.1 GB), so this keeps the worst file near 100 MB, while ten thousand globs of 26 bytes
+/// fit.
+pub const MAX_PATTERN_BYTES: usize = 256 << 10;
+
+/// Counts the globs of one file against [`MAX_PATTERNS`] and [`MAX_PATTERN_BYTES`].
+#[derive(Debug, Default)]
+pub struct PatternBudget {
+    count: usize,
+    bytes: usize,
+}
+
+impl PatternBudget {
+    /// Counts `glob`; the reason the file is refused (to follow its path) once it holds too
+    /// many, or too long, globs.
+    pub fn add(&mut self, glob: &str) -> std::result::Result<(), &'static str> {
+        self.count += 1;
+        self.bytes += glob.len();
+        if self.count > MAX_PATTERNS {
+            Err("more than 10,000 patterns")
+        } else if self.bytes > MAX_PATTERN_BYTES {
+            Err("more than 256 KiB of patterns")
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Checks that `globs` and `excludes` compile as [`InputOptions`]'s do, so that a configuration
+/// file's can be blamed on the file before the scan builds them.
+pub fn check_globs(globs: &[String], excludes: &[String]) -> Result<()> {
+    let opts = InputOptions {
+        globs: globs.to_vec(),
+        excludes: excludes.to_vec(),
+        ..Default::default()
+    };
+    overrides(Path::new("."), &opts).map(drop)
 }
 
 /// The `globs` and `excludes` as ripgrep-style overrides rooted at `root`.
@@ -340,21 +415,27 @@ impl ParallelVisitor for Visitor<'_> {
                 if e.path_is_symlink() && !opts.follow_links && e.depth() > 0 {
                     return WalkState::Continue;
                 }
-                // Only regular files are documents when walking: opening a FIFO met in a tree
-                // would block the scan forever, a device might never end. Anything named
-                // directly is read, as the user asked (`ndup scan <(cmd)`).
+                // Only regular files are documents when walking: a FIFO met in a tree may never
+                // be written to, a device might never end. Such a file is skipped with the
+                // reason, as any other; anything named directly is read, as the user asked
+                // (`ndup scan <(cmd)`).
                 if e.depth() > 0 && !e.file_type().is_some_and(|t| t.is_file()) {
-                    return WalkState::Continue;
-                }
-                // A limit of the user's is checked here, by size, for named files too. The
-                // default one is left to the reader, which asks the size only of files past
-                // their first bytes: a stat of every small file costs more than it saves.
-                if opts
+                    match e.file_type().and_then(special_kind) {
+                        Some(kind) => {
+                            let reason = format!("{kind}, not a regular file");
+                            Walked::Failed(e.into_path(), reason)
+                        }
+                        None => return WalkState::Continue,
+                    }
+                } else if opts
                     .max_filesize
                     .is_some_and(|max| max != DEFAULT_MAX_FILESIZE)
                     && let Ok(m) = e.metadata()
                     && too_large(m.len(), opts)
                 {
+                    // A limit of the user's is checked here, by size, for named files too. The
+                    // default one is left to the reader, which asks the size only of files past
+                    // their first bytes: a stat of every small file costs more than it saves.
                     Walked::TooLarge(e.into_path(), m.len())
                 } else {
                     Walked::File(e.into_path())
@@ -380,6 +461,194 @@ impl ParallelVisitor for Visitor<'_> {
         };
         self.local.push((walk_order_key(path), walked));
         WalkState::Continue
+    }
+}
+
+/// What a file that is neither a regular file, a directory nor a link is, for a skip's reason.
+#[cfg(unix)]
+fn special_kind(t: std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        Some("a named pipe (FIFO)")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else if t.is_char_device() || t.is_block_device() {
+        Some("a device")
+    } else {
+        None
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(t: std::fs::FileType) -> Option<&'static str> {
+    (!t.is_file() && !t.is_dir() && !t.is_symlink()).then_some("a special file")
+}
+
+/// Where paths named on the command line or listed lead, to refuse those a tree's symbolic
+/// link takes out of the current directory.
+///
+/// **The rule.** A path is refused when it resolves outside the current directory through a
+/// symbolic link that lies inside it: the path itself is such a link (`notes.md ->
+/// /home/me/.ssh/id_rsa`), or one is on its way (`docs/a.md` with `docs -> /etc`). The current
+/// directory stands for the tree (a CI job runs from the checkout's root; `git ls-files` and a
+/// shell's `*.md` name the tree's files relative to it), and links inside it are the tree's to
+/// plant. Links outside it are not the tree's, so they are followed: the system's (`/tmp` on
+/// macOS, `/dev/fd/N -> /proc/self/fd/N -> pipe:[..]` of `ndup scan <(cmd)`), or a path the
+/// user typed elsewhere (`ndup scan /data/corpus`, even when `/data` is a link). A path that
+/// resolves inside the current directory is never refused, whatever links it takes: what it
+/// reads is the tree's own.
+///
+/// **How.** Each path is resolved one component at a time as the system resolves it: a
+/// component that is a link is replaced by its target (relative to the link's directory), `..`
+/// goes to the parent of the place reached, and a component that does not exist is taken as
+/// written (opening the path then fails with its own reason). Where each directory on the way
+/// leads is remembered, so a list of a million paths costs about one `readlink` per path, plus
+/// one per distinct directory.
+#[cfg_attr(not(unix), allow(dead_code))]
+pub(crate) struct Confinement {
+    /// The current directory, links resolved; `None` when it cannot be known (nothing is
+    /// refused then: no relative path can be opened either).
+    cwd: Option<PathBuf>,
+    /// Where each directory (or link) met so far leads, and whether a link inside the current
+    /// directory was followed to get there. Keyed by its path with links resolved up to it.
+    memo: std::collections::HashMap<PathBuf, (PathBuf, bool)>,
+}
+
+/// At most this many links are followed resolving one path (the limit of Linux and the BSDs):
+/// past it, the system refuses to open the path too.
+const MAX_LINKS: u32 = 40;
+
+impl Confinement {
+    /// A confinement to the current directory.
+    pub(crate) fn new() -> Self {
+        let cwd = std::env::current_dir()
+            .ok()
+            .map(|c| fs::canonicalize(&c).unwrap_or(c));
+        Confinement {
+            cwd,
+            memo: Default::default(),
+        }
+    }
+
+    /// A confinement to `cwd`, for tests.
+    #[cfg(test)]
+    fn at(cwd: &Path) -> Self {
+        Confinement {
+            cwd: Some(fs::canonicalize(cwd).unwrap()),
+            memo: Default::default(),
+        }
+    }
+
+    #[cfg_attr(not(unix), allow(dead_code))]
+    fn inside(&self, p: &Path) -> bool {
+        self.cwd.as_deref().is_some_and(|c| p.starts_with(c))
+    }
+
+    /// Why `path` is refused, if it is: it resolves outside the current directory through a
+    /// link lying inside it (see [`Confinement`]).
+    #[cfg(unix)]
+    pub(crate) fn refusal(&mut self, path: &Path) -> Option<String> {
+        let absolute = self.cwd.as_ref()?.join(path);
+        let (real, through_tree) = self.resolve(&absolute)?;
+        if !through_tree || self.inside(&real) {
+            return None;
+        }
+        let what = match fs::metadata(path) {
+            Ok(m) if m.is_dir() => "a directory",
+            _ => "a file",
+        };
+        Some(match fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                format!("symlink to {what} outside the working directory; -L follows it")
+            }
+            _ => format!("{what} outside the working directory, through a symlink; -L follows it"),
+        })
+    }
+
+    /// Links are resolved on Unix only.
+    #[cfg(not(unix))]
+    pub(crate) fn refusal(&mut self, _path: &Path) -> Option<String> {
+        None
+    }
+
+    /// Where the absolute `path` leads, and whether a link inside the current directory was
+    /// followed on the way; `None` past [`MAX_LINKS`] links.
+    #[cfg(unix)]
+    fn resolve(&mut self, path: &Path) -> Option<(PathBuf, bool)> {
+        use std::ffi::OsString;
+        use std::path::Component;
+        /// What is left to do, last first.
+        enum Step {
+            /// Go to the root.
+            Root,
+            /// Go to the parent.
+            Up,
+            /// Go into this name.
+            Name(OsString),
+            /// The target of this link is resolved: remember where it led, and carry on with
+            /// whether a link of the tree was followed before it.
+            Resolved(PathBuf, bool),
+        }
+        fn push(todo: &mut Vec<Step>, path: &Path) {
+            for c in path.components().rev() {
+                match c {
+                    Component::RootDir | Component::Prefix(_) => todo.push(Step::Root),
+                    Component::ParentDir => todo.push(Step::Up),
+                    Component::CurDir => {}
+                    Component::Normal(name) => todo.push(Step::Name(name.to_os_string())),
+                }
+            }
+        }
+        let mut todo = Vec::new();
+        push(&mut todo, path);
+        let mut here = PathBuf::from("/");
+        let mut through_tree = false;
+        let mut links = 0;
+        while let Some(step) = todo.pop() {
+            match step {
+                Step::Root => here = PathBuf::from("/"),
+                Step::Up => {
+                    here.pop();
+                }
+                Step::Resolved(link, before) => {
+                    self.memo.insert(link, (here.clone(), through_tree));
+                    through_tree |= before;
+                }
+                Step::Name(name) => {
+                    let next = here.join(&name);
+                    if let Some((real, via)) = self.memo.get(&next) {
+                        here = real.clone();
+                        through_tree |= via;
+                        continue;
+                    }
+                    match fs::read_link(&next) {
+                        Ok(target) => {
+                            links += 1;
+                            if links > MAX_LINKS {
+                                return None;
+                            }
+                            // The link lies in `here`, which has no link left in it.
+                            let before = std::mem::replace(&mut through_tree, self.inside(&here));
+                            todo.push(Step::Resolved(next, before));
+                            push(&mut todo, &target);
+                        }
+                        Err(_) => {
+                            // Not a link, or nothing there: the name is taken as it is. A
+                            // directory on the way is remembered (the last name of a path is
+                            // met once).
+                            let last = !todo
+                                .iter()
+                                .any(|s| matches!(s, Step::Name(_) | Step::Up | Step::Root));
+                            if !last {
+                                self.memo.insert(next.clone(), (next.clone(), false));
+                            }
+                            here = next;
+                        }
+                    }
+                }
+            }
+        }
+        Some((here, through_tree))
     }
 }
 
@@ -591,10 +860,10 @@ fn read_bounded(path: &Path, buf: &mut Vec<u8>, limit: Option<u64>) -> std::io::
     // Through `Take`, which reads straight into the buffer's spare room: `File`'s own
     // `read_to_end` first asks the size with two more system calls per file (statx and lseek),
     // which count when the files are small and many, and the reused buffer rarely needs to grow.
-    let mut file = fs::File::open(path)?;
+    let file = open_unblocked(path)?;
     let cap = limit.map_or(u64::MAX, |max| max.saturating_add(1));
     let head = cap.min(BINARY_SNIFF_BYTES as u64);
-    file.by_ref().take(head).read_to_end(buf)?;
+    read_waiting(&file, head, buf)?;
     if buf.len() as u64 == head && head < cap {
         // Only a file past its first bytes is asked its size (most documents are smaller, and
         // the walk does not ask either): a regular file over the limit is not read at all.
@@ -609,10 +878,93 @@ fn read_bounded(path: &Path, buf: &mut Vec<u8>, limit: Option<u64>) -> std::io::
             ));
         }
         if !looks_binary(buf) {
-            file.take(cap - head).read_to_end(buf)?;
+            read_waiting(&file, cap - head, buf)?;
         }
     }
     Ok(())
+}
+
+/// Opens `path` for reading without waiting in `open`: on Unix with `O_NONBLOCK`, so that a FIFO
+/// nobody has opened for writing opens at once (and then reads as empty) instead of blocking
+/// the scan forever. Read it with [`read_waiting`] or through [`Waiting`], which clear the flag
+/// when a read would wait (a pipe or a device with nothing to read yet), so that reading waits
+/// as it always did: `ndup scan <(cmd)` reads all that `cmd` writes. A regular file is read
+/// the same either way, and costs no system call more.
+pub(crate) fn open_unblocked(path: &Path) -> std::io::Result<fs::File> {
+    #[cfg(unix)]
+    if let Some(flag) = unblock::O_NONBLOCK {
+        use std::os::unix::fs::OpenOptionsExt;
+        match fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(flag)
+            .open(path)
+        {
+            // A lease another process holds on the file: a plain open waits for its break.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            opened => return opened,
+        }
+    }
+    fs::File::open(path)
+}
+
+/// Reads at most `limit` more bytes of `file` (from [`open_unblocked`]) onto the end of `buf`,
+/// through `Take`, which reads straight into the buffer's spare room.
+fn read_waiting(file: &fs::File, limit: u64, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    let mut r = file.take(limit);
+    loop {
+        match r.read_to_end(buf) {
+            // What was read stays in `buf`, and `r` knows how much more it may read.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => unblock::wait_on(file, e)?,
+            done => return done.map(drop),
+        }
+    }
+}
+
+/// A file from [`open_unblocked`], read as if opened plainly: the first read that would wait
+/// clears `O_NONBLOCK`, and waits.
+pub(crate) struct Waiting(pub(crate) fs::File);
+
+impl std::io::Read for Waiting {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            match self.0.read(buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    unblock::wait_on(&self.0, e)?
+                }
+                done => return done,
+            }
+        }
+    }
+}
+
+/// `O_NONBLOCK`, and clearing it.
+#[cfg(unix)]
+mod unblock {
+    use std::os::fd::AsRawFd;
+
+    /// The flag files are opened with (an `Option` so that the callers read the same on every
+    /// system).
+    pub(super) const O_NONBLOCK: Option<libc::c_int> = Some(libc::O_NONBLOCK);
+
+    /// Clears `O_NONBLOCK` on `file`, whose read would have waited, so that the next read waits.
+    pub(super) fn wait_on(file: &std::fs::File, _e: std::io::Error) -> std::io::Result<()> {
+        let fd = file.as_raw_fd();
+        // SAFETY: F_GETFL and F_SETFL read and set the status flags of a descriptor `file`
+        // owns, and touch no memory.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// Without Unix, files are opened plainly and a read never says it would block.
+#[cfg(not(unix))]
+mod unblock {
+    pub(super) fn wait_on(_file: &std::fs::File, e: std::io::Error) -> std::io::Result<()> {
+        Err(e)
+    }
 }
 
 fn too_large_error(max: u64) -> std::io::Error {
@@ -913,6 +1265,107 @@ mod tests {
         // A link named directly is followed.
         let (entries, _) = collect(&[p.join("root/link.md")], &Default::default()).unwrap();
         assert_eq!(entries.len(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_of_the_current_directory_that_lead_out_of_it_are_refused() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let (tree, out) = (dir.path().join("tree"), dir.path().join("out"));
+        for d in [&tree, &out, &out.join("sub")] {
+            fs::create_dir(d).unwrap();
+        }
+        fs::write(tree.join("a.md"), "a").unwrap();
+        fs::write(out.join("secret.md"), "s").unwrap();
+        fs::write(out.join("sub/x.md"), "x").unwrap();
+        let link = |target: &str, name: &Path| symlink(target, name).unwrap();
+        link("a.md", &tree.join("in.md"));
+        link("../out/secret.md", &tree.join("out.md"));
+        link("../out/sub", &tree.join("outdir"));
+        link("../out/back.md", &tree.join("hop.md"));
+        link("../tree/a.md", &out.join("back.md"));
+        link("../out/fwd.md", &tree.join("esc.md"));
+        link("secret.md", &out.join("fwd.md"));
+        link("../tree", &out.join("alias"));
+        link("secret.md", &out.join("sys.md"));
+        link("../out", &tree.join("up"));
+        link("l2", &tree.join("l1"));
+        link("l1", &tree.join("l2"));
+        link("nothing.md", &tree.join("gone.md"));
+        link("/nonexistent/ndup/x.md", &tree.join("far.md"));
+        let file = "symlink to a file outside the working directory; -L follows it";
+        let through = "a file outside the working directory, through a symlink; -L follows it";
+        let cases: [(&str, Option<&str>); 15] = [
+            ("tree/a.md", None),
+            ("tree/in.md", None),
+            ("tree/out.md", Some(file)),
+            (
+                "tree/outdir",
+                Some("symlink to a directory outside the working directory; -L follows it"),
+            ),
+            ("tree/outdir/x.md", Some(through)),
+            // Out and back in: what is read is the tree's.
+            ("tree/hop.md", None),
+            ("tree/esc.md", Some(file)),
+            // A link outside leads in, then one of the tree out.
+            ("out/alias/out.md", Some(file)),
+            // Links outside the current directory are not the tree's.
+            ("out/sys.md", None),
+            ("out/secret.md", None),
+            // `..` after a link goes up from where the link led, as the system does.
+            ("tree/up/../tree/a.md", None),
+            ("tree/up/secret.md", Some(through)),
+            // A loop fails to open on its own; a dangling link says so when opened.
+            ("tree/l1", None),
+            ("tree/gone.md", None),
+            ("tree/far.md", Some(file)),
+        ];
+        let mut c = Confinement::at(&tree);
+        for _ in 0..2 {
+            // Twice: the second time from what was remembered.
+            for (path, want) in cases {
+                let got = c.refusal(&dir.path().join(path));
+                assert_eq!(got.as_deref(), want, "{path}");
+            }
+        }
+        // With a current directory that holds both, only the link to elsewhere leaves it.
+        let mut c = Confinement::at(dir.path());
+        for (path, _) in cases {
+            let want = (path == "tree/far.md").then_some(file);
+            assert_eq!(c.refusal(&dir.path().join(path)).as_deref(), want, "{path}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_nobody_writes_to_reads_as_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("f");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return;
+        }
+        match read_document(&fifo, None).unwrap() {
+            Read::Text(t) => assert_eq!(t, ""),
+            Read::Binary => panic!("binary"),
+        }
+        // A writer that is slow to write: the read waits for it, as a plain one would. (Opened
+        // for reading too, so that opening it does not wait for this reader.)
+        let w = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&fifo)
+            .unwrap();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            std::io::Write::write_all(&mut &w, b"late words").unwrap();
+        });
+        match read_document(&fifo, None).unwrap() {
+            Read::Text(t) => assert_eq!(t, "late words"),
+            Read::Binary => panic!("binary"),
+        }
+        writer.join().unwrap();
     }
 
     #[test]

@@ -36,13 +36,17 @@ fn an_endless_device_named_directly_or_listed_is_read_no_further_than_its_first_
     let body = text(3, 80);
     d.create("a.md", &body);
     d.create("b.md", &body);
+    // Listed by its own name, or through a link in the tree (which leads out of the working
+    // directory, so it is followed only with -L).
     #[cfg(unix)]
     std::os::unix::fs::symlink("/dev/zero", d.path().join("zero.md")).unwrap();
-    d.create("list", "a.md\nb.md\nzero.md\n");
+    d.create("list", "a.md\nb.md\n/dev/zero\n");
+    d.create("linked", "a.md\nb.md\nzero.md\n");
     for script in [
         "$NDUP scan a.md b.md /dev/zero",
         "$NDUP scan --files-from list",
         "$NDUP scan --files-from list --max-filesize 1G",
+        "$NDUP scan -L --files-from linked",
     ] {
         let (code, out, err) = bounded(&d, script);
         assert_eq!(code, 0, "{script}: {err}");

@@ -317,3 +317,141 @@ fn edited_copies_far_below_the_threshold_are_not_reported() {
     let run = d.scan().arg(".").ok();
     assert!(run.pairs().is_empty(), "{}", run.describe());
 }
+
+/// Makes a FIFO `name` in `d`.
+fn mkfifo(d: &Dir, name: &str) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(d.path().join(name))
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success(), "mkfifo {name}");
+}
+
+/// `printf 'a.md\0b.md\0' | ndup scan --files-from - -0` with `b.md` a link to a FIFO nobody
+/// writes to blocked forever in `open`.
+#[test]
+fn a_fifo_nobody_writes_to_reads_as_empty_named_or_listed() {
+    let d = Dir::new();
+    let body = text(35, 80);
+    d.create("a.md", &body);
+    d.create("c.md", &body);
+    mkfifo(&d, "f");
+    d.link("f", "b.md");
+    let runs = [
+        d.scan()
+            .args(["--files-from", "-", "-0"])
+            .stdin("a.md\0b.md\0c.md\0")
+            .timeout(60)
+            .ok(),
+        d.scan().args(["a.md", "b.md", "c.md"]).timeout(60).ok(),
+        d.scan().args(["a.md", "f", "c.md"]).timeout(60).ok(),
+    ];
+    for run in runs {
+        eqnice!(owned(&[("a.md", "c.md")]), run.pair_ids());
+        assert_eq!(run.count("documents"), 3, "{}", run.describe());
+        assert_eq!(run.count("empty"), 1, "{}", run.describe());
+        assert!(run.skips().is_empty(), "{}", run.describe());
+    }
+    // As JSON lines: an empty source.
+    let run = d.scan().args(["--jsonl", "f"]).timeout(60).code(2);
+    eqnice!(vec!["ndup: no document could be read"], run.stderr_lines());
+}
+
+/// `ndup scan -L .` left a FIFO out without a word; a walk never opens one (it may never be
+/// written to), but says why it left it out, as for any skipped file.
+#[test]
+fn a_fifo_met_while_walking_is_skipped_with_its_reason() {
+    let d = Dir::new();
+    let body = text(36, 80);
+    d.create("docs/a.md", &body);
+    d.create("docs/c.md", &body);
+    mkfifo(&d, "docs/f");
+    d.link("f", "docs/b.md");
+    let skip = |id: &str| {
+        (
+            id.to_string(),
+            "unreadable".to_string(),
+            "a named pipe (FIFO), not a regular file".to_string(),
+        )
+    };
+    let run = d.scan().args(["-L", "docs"]).timeout(60).ok();
+    eqnice!(vec![skip("docs/b.md"), skip("docs/f")], run.skips());
+    eqnice!(owned(&[("docs/a.md", "docs/c.md")]), run.pair_ids());
+    assert!(
+        run.stderr_lines()
+            .contains(&"ndup: docs/f: a named pipe (FIFO), not a regular file"),
+        "{}",
+        run.describe()
+    );
+    // Without -L the link is no document, as any link met while walking.
+    let run = d.scan().arg("docs").timeout(60).ok();
+    eqnice!(vec![skip("docs/f")], run.skips());
+}
+
+/// 100 records with 50 MB ids (a 165 KB zstd file) took 5.4 GB: every id is kept.
+#[test]
+fn a_record_id_longer_than_4_kib_makes_the_record_malformed() {
+    let d = Dir::new();
+    let body = text(37, 80);
+    let record = |id: serde_json::Value| serde_json::json!({"id": id, "text": body}).to_string();
+    let at_limit = "x".repeat(4096);
+    let lines = [
+        record("y".repeat(4097).into()),
+        record(at_limit.clone().into()),
+        record("b".into()),
+        // A number keeps every digit: as long as it is written.
+        record("N".into()).replace(r#""N""#, &"9".repeat(5000)),
+    ];
+    d.create(
+        "c.jsonl.zst",
+        super::util::zstd(lines.join("\n").as_bytes()),
+    );
+    let run = d.scan().arg("c.jsonl.zst").ok();
+    let why = "id longer than 4096 bytes";
+    eqnice!(
+        vec![
+            (
+                "c.jsonl.zst:1".to_string(),
+                "malformed".to_string(),
+                why.to_string()
+            ),
+            (
+                "c.jsonl.zst:4".to_string(),
+                "malformed".to_string(),
+                why.to_string()
+            ),
+        ],
+        run.skips()
+    );
+    eqnice!(owned(&[("b", at_limit.as_str())]), run.pair_ids());
+    assert!(
+        run.stderr_lines()
+            .contains(&"ndup: c.jsonl.zst:1: id longer than 4096 bytes"),
+        "{}",
+        run.describe()
+    );
+
+    // A Parquet row's id is judged as a record's.
+    use arrow_array::{ArrayRef, RecordBatch, StringArray};
+    let ids = StringArray::from(vec!["y".repeat(4097), at_limit.clone(), "b".into()]);
+    let texts = StringArray::from(vec![body.clone(), body.clone(), body.clone()]);
+    let batch = RecordBatch::try_from_iter([
+        ("id", std::sync::Arc::new(ids) as ArrayRef),
+        ("text", std::sync::Arc::new(texts) as ArrayRef),
+    ])
+    .unwrap();
+    let file = fs::File::create(d.path().join("p.parquet")).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let run = d.scan().arg("p.parquet").ok();
+    eqnice!(
+        vec![(
+            "p.parquet:1".to_string(),
+            "malformed".to_string(),
+            why.to_string()
+        )],
+        run.skips()
+    );
+    eqnice!(owned(&[("b", at_limit.as_str())]), run.pair_ids());
+}

@@ -4,7 +4,7 @@
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 
-use super::util::Dir;
+use super::util::{Dir, owned};
 use crate::corpus::text;
 
 /// A tree with two identical documents, one of them under a name that tries to inject a line.
@@ -324,4 +324,292 @@ fn walk(dir: &std::path::Path) -> Vec<(std::path::PathBuf, u64)> {
     }
     out.sort();
     out
+}
+
+/// A private key outside the scanned tree, and a tree that tracks a link to it: with an
+/// `ndup.toml` asking for an HTML report of containment at 0.5, and a file with the key's first
+/// lines, the CI recipe `git ls-files -z '*.md' | ndup scan --files-from - -0` copied the whole
+/// key into the report.
+fn a_key_and_a_tree_linking_to_it() -> (Dir, Dir) {
+    let home = Dir::new();
+    let head = "-----BEGIN OPENSSH PRIVATE KEY-----\n\
+                b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAABlwAAAAdzc2gtcn\n";
+    let key = home.create(
+        "id_rsa",
+        format!(
+            "{head}NhAAAAAwEAAQAAAYEAxTHEPRIVATEPARTofTHEKEY\n-----END OPENSSH PRIVATE KEY-----\n"
+        ),
+    );
+    let repo = Dir::new();
+    repo.link(key.to_str().unwrap(), "notes.md");
+    repo.create("a.md", head);
+    let body = text(31, 80);
+    repo.create("b.md", &body);
+    repo.create("c.md", &body);
+    repo.create(
+        "ndup.toml",
+        "containment = true\nthreshold = 0.5\nformat = \"html\"\n",
+    );
+    (home, repo)
+}
+
+const OUTSIDE: &str = "symlink to a file outside the working directory; -L follows it";
+
+/// A record file is read under the same rule: a tree's `x.jsonl` linking out of the working
+/// directory is skipped by a scan and by an index, unless -L.
+#[test]
+fn a_record_file_linking_out_of_the_tree_is_skipped_unless_following_links() {
+    let home = Dir::new();
+    let secret = home.create(
+        "secret.jsonl",
+        format!("{}\n", serde_json::json!({"id": "s", "text": text(32, 80)})),
+    );
+    let repo = Dir::new();
+    repo.link(secret.to_str().unwrap(), "notes.jsonl");
+    repo.create(
+        "a.jsonl",
+        format!("{}\n", serde_json::json!({"id": "a", "text": text(32, 80)})),
+    );
+    let skip = vec![(
+        "notes.jsonl".to_string(),
+        "unreadable".to_string(),
+        OUTSIDE.to_string(),
+    )];
+    for args in [
+        &["a.jsonl", "notes.jsonl"][..],
+        &["--files-from", "-", "--jsonl"],
+    ] {
+        let run = repo.scan().args(args).stdin("a.jsonl\nnotes.jsonl\n").ok();
+        eqnice!(skip, run.skips());
+        assert!(run.pair_ids().is_empty(), "{}", run.describe());
+        let followed = repo
+            .scan()
+            .args(args)
+            .arg("-L")
+            .stdin("a.jsonl\nnotes.jsonl\n")
+            .ok();
+        eqnice!(owned(&[("a", "s")]), followed.pair_ids());
+    }
+    let run = repo
+        .ndup()
+        .args([
+            "index",
+            "build",
+            "a.jsonl",
+            "notes.jsonl",
+            "--index",
+            "i.db",
+        ])
+        .ok();
+    assert!(run.stdout.contains("notes.jsonl"), "{}", run.describe());
+    let query = repo
+        .ndup()
+        .args(["query", "--index", "i.db", "a.jsonl"])
+        .ok();
+    assert!(!query.stdout.contains(r#""s""#), "{}", query.describe());
+}
+
+#[test]
+fn a_listed_or_named_link_out_of_the_tree_is_skipped_unless_following_links() {
+    let (_home, repo) = a_key_and_a_tree_linking_to_it();
+    let list = "a.md\0b.md\0c.md\0notes.md\0";
+    let run = repo
+        .scan()
+        .args(["--files-from", "-", "-0"])
+        .stdin(list)
+        .ok();
+    assert!(
+        run.stdout.starts_with("<!DOCTYPE html>"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        !run.stdout.contains("privatepartofthekey"),
+        "{}",
+        run.describe()
+    );
+    // The skip is listed, by name and reason only.
+    assert!(
+        run.stdout.contains(&format!("notes.md</code>: {OUTSIDE}")),
+        "{}",
+        run.describe()
+    );
+    assert!(run.stdout.contains("c.md"), "{}", run.describe());
+    let lines = run.stderr_lines();
+    eqnice!(format!("ndup: notes.md: {OUTSIDE}"), lines[0]);
+    assert!(
+        lines[1].contains("1 skipped (1 unreadable)"),
+        "{}",
+        run.describe()
+    );
+    // The same as JSON lines, and named on the command line as the shell's `*.md` names them.
+    let skip = vec![(
+        "notes.md".to_string(),
+        "unreadable".to_string(),
+        OUTSIDE.to_string(),
+    )];
+    for run in [
+        repo.scan()
+            .args(["--files-from", "-", "-0", "--format", "jsonl"])
+            .stdin(list)
+            .ok(),
+        repo.scan()
+            .args(["a.md", "b.md", "c.md", "notes.md", "--format", "jsonl"])
+            .ok(),
+    ] {
+        eqnice!(skip, run.skips());
+        eqnice!(owned(&[("b.md", "c.md")]), run.pair_ids());
+    }
+    // Named alone, nothing is left to read.
+    let run = repo.scan().arg("notes.md").code(2);
+    eqnice!(
+        vec![format!(
+            "ndup: no document could be read: notes.md: {OUTSIDE}"
+        )],
+        run.stderr_lines()
+    );
+    // -L follows it, as asked: the report then holds the key (what the default prevents; the
+    // report shows normalized, lower-case, texts).
+    let run = repo
+        .scan()
+        .args(["-L", "--files-from", "-", "-0"])
+        .stdin(list)
+        .ok();
+    assert!(
+        run.stdout.contains("privatepartofthekey"),
+        "{}",
+        run.describe()
+    );
+    let run = repo
+        .scan()
+        .args(["-L", "a.md", "notes.md", "--format", "jsonl"])
+        .ok();
+    assert!(run.pair("a.md", "notes.md").is_some(), "{}", run.describe());
+    assert!(run.skips().is_empty(), "{}", run.describe());
+}
+
+#[test]
+fn links_inside_the_tree_and_links_outside_the_working_directory_are_followed() {
+    let (home, repo) = a_key_and_a_tree_linking_to_it();
+    std::fs::remove_file(repo.path().join("ndup.toml")).unwrap();
+    let body = text(32, 80);
+    repo.create("d.md", &body);
+    repo.create("sub/e.md", &body);
+    repo.link("sub/e.md", "inner.md");
+    repo.link("sub", "subdir");
+    // A link to a directory outside, and a path through it.
+    home.create("private/x.md", &body);
+    repo.link(home.path().join("private").to_str().unwrap(), "docs");
+    let through = "a file outside the working directory, through a symlink; -L follows it";
+    let run = repo
+        .scan()
+        .args(["--files-from", "-"])
+        .stdin("d.md\ninner.md\ndocs/x.md\ndocs\n")
+        .ok();
+    eqnice!(owned(&[("d.md", "inner.md")]), run.pair_ids());
+    eqnice!(
+        vec![
+            (
+                "docs".to_string(),
+                "unreadable".to_string(),
+                "symlink to a directory outside the working directory; -L follows it".to_string()
+            ),
+            (
+                "docs/x.md".to_string(),
+                "unreadable".to_string(),
+                through.to_string()
+            ),
+        ],
+        run.skips()
+    );
+    // A directory of the tree reached through a link of the tree is walked.
+    let run = repo.scan().args(["d.md", "subdir"]).ok();
+    eqnice!(owned(&[("d.md", "subdir/e.md")]), run.pair_ids());
+    // A path typed elsewhere is read wherever it is, through links that are not the tree's.
+    home.link("private", "alias");
+    let far = home.path().join("alias/x.md");
+    let run = repo.scan().arg("d.md").arg(&far).ok();
+    assert!(
+        run.pair("d.md", far.to_str().unwrap()).is_some(),
+        "{}",
+        run.describe()
+    );
+    let run = repo.scan().arg("d.md").arg(home.path()).ok();
+    assert_eq!(run.count("documents"), 3, "{}", run.describe());
+    assert!(run.skips().is_empty(), "{}", run.describe());
+}
+
+/// `ndup scan <(cmd)` names `/dev/fd/63`, a link to `/proc/self/fd/63`, itself a link to
+/// `pipe:[...]`: none of them the tree's. The pipe is read in full, even when `cmd` is slow to
+/// write (its read waits, though the pipe was opened not to).
+#[test]
+fn process_substitution_is_read_in_full() {
+    let d = Dir::new();
+    d.create("a.md", text(33, 80));
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg("timeout 20 \"$NDUP\" scan <(cat a.md) <(sleep 1; cat a.md) --format csv")
+        .current_dir(d.path())
+        .env("NDUP", super::util::ndup_bin())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let rows: Vec<&str> = stdout.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{stdout}{stderr}");
+    assert!(rows[0].starts_with("/dev/fd/"), "{stdout}");
+    assert_eq!(rows[0].split(',').nth(2), Some("1"), "{stdout}");
+    assert!(!stderr.contains("skipped"), "{stderr}");
+}
+
+#[test]
+fn a_tree_ndupignore_or_config_of_too_many_globs_is_refused() {
+    let d = Dir::new();
+    let body = text(34, 80);
+    d.create("docs/a.md", &body);
+    d.create("docs/b.md", &body);
+    d.create("docs/.ndupignore", "a*.md b*.md\n".repeat(5_001));
+    let run = d.scan().arg("docs").code(2);
+    eqnice!("", run.stdout);
+    eqnice!(
+        vec!["ndup: docs/.ndupignore: more than 10,000 patterns"],
+        run.stderr_lines()
+    );
+    // Up to the limit, the file is used.
+    d.create("docs/.ndupignore", "a*.md b*.md\n".repeat(5_000));
+    let run = d.scan().arg("docs").ok();
+    assert_eq!(run.count("ignored_pairs"), 1, "{}", run.describe());
+    std::fs::remove_file(d.path().join("docs/.ndupignore")).unwrap();
+
+    let globs = |n: usize| {
+        let list: Vec<String> = (0..n).map(|i| format!("\"*[!q]{i}*\"")).collect();
+        format!("exclude = [{}]\n", list.join(", "))
+    };
+    d.create("docs/ndup.toml", globs(10_001));
+    let run = d.scan().arg("docs").code(2);
+    eqnice!(
+        vec!["ndup: docs/ndup.toml: more than 10,000 patterns"],
+        run.stderr_lines()
+    );
+    d.create("docs/ndup.toml", globs(100));
+    assert_eq!(d.scan().arg("docs").ok().pairs().len(), 1);
+    // A glob the scan cannot build is blamed on the file that gave it.
+    let long = format!("\"{}\"", "*a".repeat(10_000));
+    d.create(
+        "docs/ndup.toml",
+        format!("exclude = [{}]\n", vec![long; 12].join(", ")),
+    );
+    let run = d.scan().arg("docs").code(2);
+    eqnice!(
+        vec!["ndup: docs/ndup.toml: invalid parameters: invalid glob: error building NFA"],
+        run.stderr_lines()
+    );
+    let long = format!("\"{}\"", "*a".repeat(70_000));
+    d.create("docs/ndup.toml", format!("glob = [{long}, {long}]\n"));
+    let run = d.scan().arg("docs").code(2);
+    eqnice!(
+        vec!["ndup: docs/ndup.toml: more than 256 KiB of patterns"],
+        run.stderr_lines()
+    );
 }

@@ -170,10 +170,36 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, Option<Found>)> {
     let table: toml::Table = toml::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message()))?;
     let flags = flags(&path, &trust, &table, &cmd, name, &matches, sub)?;
+    check_patterns(&path, &flags)?;
     let at = command_position(&argv, name);
     let mut out = argv;
     out.splice(at + 1..at + 1, flags);
     Ok((out, Some(Found { path })))
+}
+
+/// Refuses a file whose `glob` and `exclude` hold more globs than a
+/// [`PatternBudget`](ndup::source::files::PatternBudget) allows, and compiles those it gives
+/// (`flags`), so that one that does not compile is blamed on the file: the scan builds them
+/// with the command line's, and its error could name neither.
+fn check_patterns(path: &Path, flags: &[OsString]) -> Result<()> {
+    let (mut globs, mut excludes) = (Vec::new(), Vec::new());
+    let mut budget = ndup::source::files::PatternBudget::default();
+    for flag in flags {
+        let flag = flag.to_string_lossy();
+        let (list, glob) = if let Some(g) = flag.strip_prefix("--glob=") {
+            (&mut globs, g)
+        } else if let Some(g) = flag.strip_prefix("--exclude=") {
+            (&mut excludes, g)
+        } else {
+            continue;
+        };
+        if let Err(why) = budget.add(glob) {
+            bail!("{}: {why}", path.display());
+        }
+        list.push(glob.to_string());
+    }
+    ndup::source::files::check_globs(&globs, &excludes)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// Index of the command name in `argv` (after any global `-j N`).
