@@ -25,7 +25,7 @@
 //! signature agreement, clusters): the same pairs as a scan of the corpus with
 //! `--verify signature`. The texts are not in the shards, so nothing can verify exactly.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -38,7 +38,6 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
@@ -541,12 +540,8 @@ pub fn read_shards(dirs: &[PathBuf], run: &SigningParams) -> Result<SignedCorpus
         places: Vec::new(),
     };
     for path in &files {
-        let file = File::open(path).map_err(io_error(path))?;
-        let builder =
-            ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::BadInput {
-                path: path.clone(),
-                reason: format!("not a Parquet file ({e})"),
-            })?;
+        // Its footer checked first: a stranger's schema could overflow the stack.
+        let builder = crate::source::parquet::open_reader_builder(path)?;
         let params = shard_params(
             path,
             builder.metadata().file_metadata().key_value_metadata(),
@@ -633,10 +628,7 @@ fn shard_params(path: &Path, meta: Option<&Vec<KeyValue>>) -> Result<SigningPara
 fn several_sources(files: &[PathBuf]) -> bool {
     let mut first: Option<String> = None;
     for path in files {
-        let Ok(file) = File::open(path) else {
-            continue;
-        };
-        let Ok(builder) = ParquetRecordBatchReaderBuilder::try_new(file) else {
+        let Ok(builder) = crate::source::parquet::open_reader_builder(path) else {
             continue;
         };
         let only_source = ProjectionMask::columns(builder.parquet_schema(), ["source"]);

@@ -705,8 +705,12 @@ fn read_source(
             return Ok(());
         }
     };
+    // A `.parquet` file is read as Parquet whatever it holds, so that one that is not is
+    // named so rather than read as JSON lines.
     #[cfg(feature = "parquet")]
-    if compression == Compression::Parquet {
+    if compression == Compression::Parquet
+        || (!stdin && crate::source::parquet::is_parquet_path(input))
+    {
         drop(reader);
         if stdin {
             send(skip(
@@ -816,7 +820,11 @@ fn read_source(
 }
 
 /// Reads a Parquet source a batch of rows at a time; a file that cannot be read as the options
-/// ask (no such column, not strings) is skipped whole, with the reason.
+/// ask (not Parquet, no such column, not strings) is skipped whole, with the reason. A damaged
+/// one fails the read ([`Error::IncompleteInput`]) unless partial input is allowed, when the
+/// rows before the damage are kept and the rest of the file is reported as skipped, as for a
+/// truncated compressed stream. A row longer than `max_line_bytes` is a skipped record
+/// (`too-large`), as a line is.
 #[cfg(feature = "parquet")]
 fn read_parquet_source(
     input: &Path,
@@ -834,20 +842,32 @@ fn read_parquet_source(
         columns: Some(Box::new(opts.clone())),
     });
     let mut listening = true;
-    let read = crate::source::parquet::read_rows(input, opts, |first, records| {
+    let read = crate::source::parquet::read_row_batches(input, opts, |first, rows| {
         if !listening {
             return;
         }
         let mut batch = Batch {
             source: Arc::clone(&source),
-            lines: Vec::with_capacity(records.len()),
+            lines: Vec::with_capacity(rows.len()),
             buf: Vec::new(),
         };
-        for (i, record) in records.iter().enumerate() {
-            let start = batch.buf.len();
-            batch.buf.extend_from_slice(&row_line(record, opts));
-            // A row's offset is its number: rows are read again by number.
+        for (i, row) in rows.iter().enumerate() {
             let number = first + i as u64;
+            if let Err(crate::source::parquet::RowError::TooLarge(reason)) = row {
+                let too_large = Event::Skip(Skip {
+                    id: format!("{}:{number}", source.name()),
+                    kind: SkipKind::TooLarge,
+                    reason: reason.clone(),
+                });
+                if !send(too_large) {
+                    listening = false;
+                    return;
+                }
+                continue;
+            }
+            let start = batch.buf.len();
+            batch.buf.extend_from_slice(&row_line(row, opts));
+            // A row's offset is its number: rows are read again by number.
             batch.lines.push(Line {
                 number,
                 offset: number,
@@ -855,26 +875,29 @@ fn read_parquet_source(
                 end: batch.buf.len(),
             });
         }
-        listening = send(Event::Batch(batch));
+        listening = batch.lines.is_empty() || send(Event::Batch(batch));
     });
-    if let Err(e) = read {
-        let reason = match e {
-            Error::BadInput { reason, .. } => reason,
-            e => e.to_string(),
-        };
-        send(Event::Skip(Skip {
-            id: name,
-            kind: SkipKind::Unreadable,
-            reason,
-        }));
-    }
+    let reason = match read {
+        Ok(()) => return Ok(()),
+        Err(e @ Error::IncompleteInput { .. }) if !opts.partial => return Err(e),
+        Err(Error::IncompleteInput { line, reason, .. }) => {
+            format!("read error after row {line}: {reason}")
+        }
+        Err(Error::BadInput { reason, .. }) => reason,
+        Err(e) => e.to_string(),
+    };
+    send(Event::Skip(Skip {
+        id: name,
+        kind: SkipKind::Unreadable,
+        reason,
+    }));
     Ok(())
 }
 
 /// The JSON line a Parquet row stands for: its id and text at the options' dotted paths, or a
 /// null text for a row without one (which parsing then reports).
 #[cfg(feature = "parquet")]
-fn row_line(record: &std::result::Result<Record, String>, opts: &RecordOptions) -> Vec<u8> {
+fn row_line<E>(record: &std::result::Result<Record, E>, opts: &RecordOptions) -> Vec<u8> {
     fn put(obj: &mut serde_json::Map<String, Value>, dotted: &str, v: Value) {
         match dotted.split_once('.') {
             None => {
