@@ -30,6 +30,7 @@ use ndup::sim::{
 use ndup::sketch::minhash::{Signer, SketchKind, SketchParams, agreement, fmix64};
 use ndup::text::normalize::{NormalizeOptions, normalize_into};
 use ndup::text::shingle::{ShingleOptions, Shingler};
+use ndup::{MinHashLsh, Signature};
 
 /// Divides the input sizes: 1 under `cargo bench`, 16 when `cargo test` runs the benchmarks once
 /// as a smoke test (cargo passes `--bench` only to real benchmark runs).
@@ -318,6 +319,31 @@ fn bench_lsh(c: &mut Criterion) {
                 (agreement(s(a), s(b)) >= 103).then_some((a, b))
             });
             assert!(found.len() >= n / 20, "the planted pairs are found");
+            found
+        })
+    });
+    // The in-memory index behind Python's `LSH`: a batch insertion into a new index, and a batch
+    // of queries of every indexed signature (python_compare.py's LSH rows, less Python).
+    let params = SketchParams {
+        kind: SketchKind::Fss,
+        num_perm: 128,
+        seed: 42,
+    };
+    let owned: Vec<Signature> = sigs
+        .chunks(128)
+        .map(|s| Signature::from_parts(params, s.to_vec()).unwrap())
+        .collect();
+    let fill = || {
+        let mut index = MinHashLsh::with_bands(16, 8).unwrap();
+        index.insert_batch((0..n as u64).zip(&owned)).unwrap();
+        index
+    };
+    g.bench_function("minhash-lsh-insert-batch-16x8", |b| b.iter(fill));
+    let index = fill();
+    g.bench_function("minhash-lsh-query-batch-16x8", |b| {
+        b.iter(|| {
+            let found = index.query_batch(black_box(&owned)).unwrap();
+            assert_eq!(found.get(0).first(), Some(&0), "a signature finds itself");
             found
         })
     });
