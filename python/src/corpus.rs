@@ -157,7 +157,6 @@ impl Options {
             self.rows,
             self.threshold,
             weights,
-            true,
         )?;
         let strategy = if self.exact {
             StrategyConfig::Exact(ExactConfig {

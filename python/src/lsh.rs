@@ -42,16 +42,15 @@ pub(crate) fn verify_mode(name: &str) -> PyResult<VerifyMode> {
 
 /// `num_perm`, bands and rows resolved as `ndup tune` and `ndup scan` resolve them: `num_perm`
 /// defaults to 128, or to bands x rows when both are given; whatever of bands and rows is not
-/// given, the tuner chooses for `threshold`. `strict`: all three given must agree, as on the
-/// command line; otherwise bands x rows may leave slots unbanded, as datasketch's `params`
-/// may.
+/// given, the tuner chooses for `threshold`. All three given, bands x rows may leave slots
+/// unbanded (as the tuner's own 18 x 7 of 128 does, and datasketch's `params` may), but not
+/// exceed `num_perm`.
 pub(crate) fn resolve_banding(
     num_perm: Option<i64>,
     bands: Option<i64>,
     rows: Option<i64>,
     threshold: f64,
     weights: Weights,
-    strict: bool,
 ) -> PyResult<(usize, LshParams)> {
     let mut given = [None; 3];
     for (i, (name, v)) in [("num_perm", num_perm), ("bands", bands), ("rows", rows)]
@@ -86,7 +85,7 @@ pub(crate) fn resolve_banding(
     }
     if let (Some(b), Some(r), Some(_)) = (bands, rows, num_perm) {
         let used = product(b, r)?;
-        if used > n || (strict && used != n) {
+        if used > n {
             return Err(PyValueError::new_err(format!(
                 "bands {b} x rows {r} = {used} but num_perm is {n}"
             )));
@@ -117,7 +116,7 @@ fn py_tune<'py>(
         fn_: fn_weight,
     };
     let verify = verify_mode(verify)?;
-    let (n, lsh) = resolve_banding(num_perm, bands, rows, threshold, weights, true)?;
+    let (n, lsh) = resolve_banding(num_perm, bands, rows, threshold, weights)?;
     let tuned = bands.is_none() || rows.is_none();
     let t = Tuning::explain(threshold, n, lsh, weights, verify, tuned).or_py()?;
     let mut out = Vec::new();
@@ -334,8 +333,7 @@ impl PyLsh {
             None => (bands, rows),
         };
         let weights = weights.map_or_else(Weights::default, |(fp, fn_)| Weights { fp, fn_ });
-        let (num_perm, banding) =
-            resolve_banding(Some(num_perm), bands, rows, threshold, weights, false)?;
+        let (num_perm, banding) = resolve_banding(Some(num_perm), bands, rows, threshold, weights)?;
         Ok(PyLsh {
             num_perm,
             threshold,
