@@ -48,14 +48,7 @@ pub enum Error {
     },
     /// A JSON-lines source ended in a read error (a truncated or corrupt compressed stream, an
     /// I/O error): the records after it are missing, so no result is given unless partial input
-    #[cfg_attr(
-        feature = "pipeline",
-        doc = "was allowed ([`crate::source::records::RecordOptions::partial`])."
-    )]
-    #[cfg_attr(
-        not(feature = "pipeline"),
-        doc = "was allowed (`RecordOptions::partial`)."
-    )]
+    /// was allowed (`RecordOptions::partial`).
     #[error("{path}: read error after line {line} ({reason}); the records after it are missing")]
     IncompleteInput {
         /// The source's name.
@@ -123,15 +116,7 @@ pub enum Error {
         /// part-00000.parquet with 128`.
         differences: Problem,
     },
-    #[cfg_attr(
-        feature = "pipeline",
-        doc = "The caller stopped the run ([`Pipeline::with_stop`](crate::find::Pipeline::with_stop))"
-    )]
-    #[cfg_attr(
-        not(feature = "pipeline"),
-        doc = "The caller stopped the run (`Pipeline::with_stop`)"
-    )]
-    /// before it finished.
+    /// The caller stopped the run (`Pipeline::with_stop`) before it finished.
     #[error("interrupted")]
     Interrupted,
     /// Another process holds the index's write lock for too long.

@@ -348,17 +348,10 @@ fn binomial(n: usize, p: f64) -> Vec<f64> {
 }
 
 /// Memory an `ndup scan` needs per million documents with the default sketches, by structure.
-#[cfg_attr(
-    feature = "pipeline",
-    doc = "The figures follow the data structures of [`crate::find`]"
-)]
-#[cfg_attr(
-    not(feature = "pipeline"),
-    doc = "The figures follow the data structures of `find`"
-)]
-/// and [`crate::candidates::lsh`]: one `u32` per
-/// signature slot, one `u64` band hash per band in [`crate::candidates::lsh::LshIndex`], and, while candidates
-/// are enumerated, every band sorted as `(u64 hash, u32 document)` entries (16 bytes with padding).
+/// The figures follow the data structures of the scan and of [`crate::candidates::lsh`]: one
+/// `u32` per signature slot, one `u64` band hash per band in
+/// [`crate::candidates::lsh::LshIndex`], and, while candidates are enumerated, every band sorted
+/// as `(u64 hash, u32 document)` entries (16 bytes with padding).
 /// Document records are an estimate: the id and the path are kept (two strings of the id's
 /// length plus their headers).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -83,7 +83,7 @@ pub fn io_reason(e: &std::io::Error) -> String {
 }
 
 /// A reported pair. `a` and `b` index
-/// [`ScanReport::documents`](crate::ScanReport::documents); `a`'s id sorts before `b`'s.
+/// `ScanReport::documents`; `a`'s id sorts before `b`'s.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Pair {
     /// The first document.

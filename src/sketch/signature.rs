@@ -54,16 +54,10 @@ impl Hash for Signature {
 }
 
 impl Signature {
-    /// A signature from slots computed elsewhere (a row of
-    #[cfg_attr(
-        feature = "pipeline",
-        doc = "[`SignedCorpus::signatures`](crate::find::SignedCorpus::signatures),"
-    )]
-    #[cfg_attr(not(feature = "pipeline"), doc = "`SignedCorpus::signatures`,")]
-    /// a signature read back from storage) and the parameters that made them. Refuses ([`Error::InvalidConfig`]) a
-    /// `num_perm` no signer has (0, or above
-    /// [`MAX_NUM_PERM`]), and slots whose number is not
-    /// `num_perm`.
+    /// A signature from slots computed elsewhere (a row of a scan's signed corpus, a signature
+    /// read back from storage) and the parameters that made them. Refuses
+    /// ([`Error::InvalidConfig`]) a `num_perm` no signer has (0, or above [`MAX_NUM_PERM`]), and
+    /// slots whose number is not `num_perm`.
     pub fn from_parts(params: SketchParams, slots: Vec<u32>) -> Result<Self> {
         let n = params.num_perm;
         if !(1..=MAX_NUM_PERM).contains(&n) {
@@ -384,12 +378,7 @@ impl MinHasherBuilder {
         self
     }
 
-    /// Sketch kind, `num_perm` and seed at once, e.g. a scan's
-    #[cfg_attr(
-        feature = "pipeline",
-        doc = "[`ScanConfig::sketch_params`](crate::find::config::ScanConfig::sketch_params)."
-    )]
-    #[cfg_attr(not(feature = "pipeline"), doc = "`ScanConfig::sketch_params`.")]
+    /// Sketch kind, `num_perm` and seed at once, e.g. a scan's (`ScanConfig::sketch_params`).
     pub fn params(mut self, params: SketchParams) -> Self {
         self.params = params;
         self

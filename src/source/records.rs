@@ -14,7 +14,7 @@
 //! *malformed*: it becomes a [`Skip`] named `source:line` and the rest of the source is read.
 //!
 //! **Reading a record again.** Exact verification and `ndup dedup` read records a second time.
-//! A record's [`Origin`](crate::source::Origin) holds its source, its line number and the byte
+//! A record's [`Origin`] holds its source, its line number and the byte
 //! offset of the line in the decompressed stream. An uncompressed file is read again by seeking to
 //! that offset. A compressed file is decompressed again and read forward to the wanted lines (one
 //! pass per batch of records, sorted by offset): this costs CPU time but no disk space, and
