@@ -49,11 +49,13 @@ pub enum Error {
     /// A JSON-lines source ended in a read error (a truncated or corrupt compressed stream, an
     /// I/O error): the records after it are missing, so no result is given unless partial input
     /// was allowed (`RecordOptions::partial`).
-    #[error("{path}: read error after line {line} ({reason}); the records after it are missing")]
+    #[error("{path}: read error after {unit} {line} ({reason}); the records after it are missing")]
     IncompleteInput {
         /// The source's name.
         path: String,
-        /// The last line read whole.
+        /// What a record is in this source: `line` (JSON lines) or `row` (Parquet).
+        unit: &'static str,
+        /// The last line (or row) read whole.
         line: u64,
         /// What went wrong.
         reason: String,

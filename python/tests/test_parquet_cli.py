@@ -97,3 +97,32 @@ def test_the_module_scans_pyarrow_shards_as_the_command_line_does(tmp_path, cli)
         got = ndup.scan(inputs, id_field="meta.doc_id", clusters=True)
         assert [list(c) for c in got.clusters] == want, inputs
         assert len(got.skipped) == 3
+
+
+def test_a_page_whose_checksum_fails_fails_the_run(tmp_path, cli):
+    """pyarrow writes page checksums on request; a page altered after writing is damage, not
+    a document with other text (before, a changed byte in an uncompressed page was read as
+    that document's text)."""
+    texts = ["the quick brown fox jumps over the lazy dog " * 5] * 2 + ["nothing alike at all " * 5]
+    table = pa.table({"id": ["a", "b", "c"], "text": texts})
+    good = tmp_path / "good.parquet"
+    pq.write_table(table, good, compression="none", use_dictionary=False, write_page_checksum=True)
+    bad = tmp_path / "bad.parquet"
+    # The text is in the file more than once (statistics): alter the copy the reader reads.
+    data = good.read_bytes()
+    for where in (i for i in range(len(data)) if data.startswith(b"nothing alike", i)):
+        bad.write_bytes(data[:where] + b"x" + data[where + 1 :])
+        if "xothing" in pq.read_table(bad, page_checksum_verification=False)["text"][2].as_py():
+            break
+    else:
+        raise AssertionError("no page holds the text")
+    run = cli("scan", bad, ok=(2,))
+    assert run.stderr.startswith(f"ndup: {bad}: read error after row 0 (")
+    assert "Page CRC checksum mismatch" in run.stderr
+    assert run.stdout == ""
+    # With --partial-input the other files' results stand, and the damaged file is named.
+    out = _records(cli("scan", good, bad, "--partial-input", "-q").stdout)
+    assert [(r["a"], r["b"]) for r in out if r["type"] == "pair"] == [("a", "b")]
+    assert [r["reason"] for r in out if r["type"] == "skip"] == [
+        "read error after row 0: in row group 0: Page CRC checksum mismatch"
+    ]

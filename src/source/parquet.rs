@@ -155,6 +155,7 @@ fn bad(path: &Path, reason: String) -> Error {
 fn damaged(path: &Path, rows: u64, reason: String) -> Error {
     Error::IncompleteInput {
         path: crate::source::files::display_id(path),
+        unit: "row",
         line: rows,
         reason,
     }

@@ -759,6 +759,7 @@ fn read_source(
                 if !opts.partial {
                     return Err(Error::IncompleteInput {
                         path: name,
+                        unit: "line",
                         line: number,
                         reason: io_reason(&e),
                     });

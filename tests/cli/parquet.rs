@@ -268,7 +268,7 @@ fn sign_reads_parquet_and_bad_files_are_reported_by_name() {
         .code(2);
     eqnice!(
         vec![
-            "ndup: bad/x.parquet: read error after line 0 (no Parquet footer at its end: the \
+            "ndup: bad/x.parquet: read error after row 0 (no Parquet footer at its end: the \
              file is truncated or damaged); the records after it are missing; pass \
              --partial-input to use the records before it"
         ],
@@ -353,7 +353,7 @@ fn a_damaged_shard_fails_the_run_unless_partial_input_keeps_the_rows_before_the_
                 .args(cmd.iter().map(|a| if *a == "DIR" { dir } else { a }))
                 .args(FIELDS)
                 .code(2);
-            let said = format!("ndup: {dir}/b.parquet: read error after line {rows_before} (");
+            let said = format!("ndup: {dir}/b.parquet: read error after row {rows_before} (");
             assert!(
                 run.stderr.starts_with(&said)
                     && run.stderr.contains(damage)
