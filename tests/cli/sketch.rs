@@ -124,6 +124,51 @@ fn scan_sketch_flags_and_their_errors() {
     }
 }
 
+/// The commands that keep signatures offer only signature sketches: their help listed modulo
+/// and supershingle, `--modulo` and a default "modulo with --containment" they have no flag for.
+#[test]
+fn commands_that_keep_signatures_offer_only_signature_sketches() {
+    let d = Dir::new();
+    d.create("docs/a.txt", text(9, 50));
+    let commands: [&[&str]; 4] = [
+        &["dedup", "docs", "-o", "kept.txt"],
+        &["sign", "docs", "--out", "shards"],
+        &["index", "build", "docs", "--index", "i.db"],
+        &["query", "docs", "--index", "i.db"],
+    ];
+    for command in commands {
+        let help = d
+            .ndup()
+            .args(&command[..command.len() - 2])
+            .arg("--help")
+            .ok();
+        assert!(
+            help.stdout.contains("Sketch [default: fss]\n") && !help.stdout.contains("modulo"),
+            "{}",
+            help.describe()
+        );
+        let run = d.ndup().args(command).args(["--sketch", "modulo"]).code(2);
+        assert!(
+            run.stderr.contains("[possible values: fss, oph, classic]"),
+            "{}",
+            run.describe()
+        );
+        let run = d.ndup().args(command).args(["--modulo", "8"]).code(2);
+        assert!(
+            run.stderr
+                .contains("error: unexpected argument '--modulo' found"),
+            "{}",
+            run.describe()
+        );
+    }
+    let help = d.ndup().args(["compare", "--help"]).ok();
+    assert!(
+        help.stdout.contains("Sketch [default: fss]\n") && help.stdout.contains("modulo"),
+        "{}",
+        help.describe()
+    );
+}
+
 #[test]
 fn scan_banding_follows_the_threshold_and_says_what_is_unbanded() {
     let d = Dir::new();

@@ -174,6 +174,9 @@ pub struct IndexSyncArgs {
     pub sketching: SketchingArgs,
 
     #[command(flatten)]
+    pub sketch: SignatureSketchArgs,
+
+    #[command(flatten)]
     pub lsh: LshArgs,
 
     /// Report format.
@@ -240,6 +243,9 @@ pub struct QueryArgs {
 
     #[command(flatten)]
     pub sketching: SketchingArgs,
+
+    #[command(flatten)]
+    pub sketch: SignatureSketchArgs,
 
     #[command(flatten)]
     pub lsh: LshArgs,
@@ -366,6 +372,9 @@ pub struct CorpusArgs {
     pub sketching: SketchingArgs,
 
     #[command(flatten)]
+    pub sketch: SignatureSketchArgs,
+
+    #[command(flatten)]
     pub candidates: CandidateArgs,
 
     /// Print nothing on stderr but errors.
@@ -388,7 +397,7 @@ pub struct CorpusArgs {
 impl DedupArgs {
     /// The library configuration these flags describe (the same knobs as `ndup scan`).
     pub fn config(&self) -> Result<ScanConfig> {
-        self.corpus.config("dedup")
+        self.corpus.config()
     }
 
     /// The keep rule.
@@ -498,6 +507,47 @@ pub struct SketchingArgs {
     /// Do not trim white space at both ends.
     #[arg(long, help_heading = "Normalization")]
     pub no_trim: bool,
+    /// Hash functions (slots) per signature [default: 128, or bands x rows].
+    #[arg(long, value_name = "N", help_heading = "Signatures")]
+    pub num_perm: Option<usize>,
+    /// Seed for every hash function; the same seed gives the same output.
+    #[arg(long, default_value_t = DEFAULT_SEED, value_name = "S", help_heading = "Signatures")]
+    pub seed: u64,
+}
+
+/// The sketch of the commands that keep signatures (dedup, sign, the index): no sample sketches.
+#[derive(Debug, Clone, Args)]
+pub struct SignatureSketchArgs {
+    /// Sketch [default: fss].
+    #[arg(long, value_enum, value_name = "SKETCH", help_heading = "Signatures")]
+    pub sketch: Option<SignatureSketchArg>,
+}
+
+/// Signature sketches on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SignatureSketchArg {
+    /// Fast similarity sketching: unbiased, O(shingles + k log k).
+    Fss,
+    /// One permutation hashing with optimal densification.
+    Oph,
+    /// k-permutation MinHash (the seeds' method; slowest).
+    Classic,
+}
+
+impl SignatureSketchArgs {
+    /// The sketch chosen.
+    pub fn kind(&self) -> SketchKind {
+        match self.sketch {
+            None | Some(SignatureSketchArg::Fss) => SketchKind::Fss,
+            Some(SignatureSketchArg::Oph) => SketchKind::Oph,
+            Some(SignatureSketchArg::Classic) => SketchKind::Classic,
+        }
+    }
+}
+
+/// The sketch of `scan` and `compare`: a signature sketch, or a sample of the shingles.
+#[derive(Debug, Clone, Args)]
+pub struct SketchChoiceArgs {
     /// Sketch [default: fss; modulo with --containment].
     #[arg(long, value_enum, value_name = "SKETCH", help_heading = "Signatures")]
     pub sketch: Option<SketchArg>,
@@ -508,12 +558,6 @@ pub struct SketchingArgs {
     /// With --sketch supershingle: sampled hashes per supershingle [default: 4].
     #[arg(long, value_name = "S", help_heading = "Signatures")]
     pub supershingle_size: Option<usize>,
-    /// Hash functions (slots) per signature [default: 128, or bands x rows].
-    #[arg(long, value_name = "N", help_heading = "Signatures")]
-    pub num_perm: Option<usize>,
-    /// Seed for every hash function; the same seed gives the same output.
-    #[arg(long, default_value_t = DEFAULT_SEED, value_name = "S", help_heading = "Signatures")]
-    pub seed: u64,
 }
 
 /// Arguments of `ndup scan`.
@@ -553,6 +597,9 @@ pub struct ScanArgs {
 
     #[command(flatten)]
     pub sketching: SketchingArgs,
+
+    #[command(flatten)]
+    pub sketch: SketchChoiceArgs,
 
     #[command(flatten)]
     pub candidates: CandidateArgs,
@@ -918,6 +965,7 @@ pub struct TuneArgs {
 
 /// Arguments of `ndup compare`.
 #[derive(Debug, Args)]
+#[command(mut_arg("sketch", |a| a.help("Sketch [default: fss]")))]
 pub struct CompareArgs {
     /// The first file.
     #[arg(value_name = "A")]
@@ -927,6 +975,8 @@ pub struct CompareArgs {
     pub b: PathBuf,
     #[command(flatten)]
     pub sketching: SketchingArgs,
+    #[command(flatten)]
+    pub sketch: SketchChoiceArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ExplainFormat,
@@ -980,7 +1030,9 @@ impl SketchingArgs {
             stopwords,
         })
     }
+}
 
+impl SketchChoiceArgs {
     /// The signature sketch, and the sample sketch when one is asked for (with `containment`,
     /// modulo sampling is the default and the only sketch that finds contained documents).
     pub fn sketches(&self, containment: bool) -> Result<(SketchKind, Option<SampleParams>)> {
@@ -1135,7 +1187,7 @@ impl ScanArgs {
     /// The library configuration these flags describe.
     pub fn config(&self) -> Result<ScanConfig> {
         let s = &self.sketching;
-        let (sketch, sample) = s.sketches(self.containment)?;
+        let (sketch, sample) = self.sketch.sketches(self.containment)?;
         if let Some(sample) = sample
             && self.candidates.shaped(s)
         {
@@ -1176,7 +1228,7 @@ impl ScanArgs {
                 ),
                 VerifyMode::Signature | VerifyMode::None => {}
             }
-            if self.sketching.sketches(self.containment)?.1.is_some() || self.containment {
+            if self.sketch.sketches(self.containment)?.1.is_some() || self.containment {
                 bail!("--signatures holds MinHash signatures: it scans with a signature sketch");
             }
         }
@@ -1205,17 +1257,12 @@ pub const INDEX_TUNING_THRESHOLD: f64 = 0.8;
 /// default scan unless the command sets it.
 pub fn index_config(
     sketching: &SketchingArgs,
+    sketch: &SignatureSketchArgs,
     lsh: &LshArgs,
     records: &RecordArgs,
     follow: bool,
 ) -> Result<ScanConfig> {
-    let (sketch, sample) = sketching.sketches(false)?;
-    if let Some(sample) = sample {
-        bail!(
-            "an index holds signatures: use a signature sketch (fss, oph or classic), not --sketch {}",
-            sample.kind.name()
-        );
-    }
+    let sketch = sketch.kind();
     let (num_perm, lsh) = resolve_banding(
         sketching.num_perm,
         lsh.bands,
@@ -1249,7 +1296,13 @@ impl QueryArgs {
         let config = ScanConfig {
             threshold: self.threshold,
             verify: self.verify.mode(),
-            ..index_config(&self.sketching, &self.lsh, &self.records, self.follow)?
+            ..index_config(
+                &self.sketching,
+                &self.sketch,
+                &self.lsh,
+                &self.records,
+                self.follow,
+            )?
         };
         config.validate()?;
         if self.top == Some(0) {
@@ -1328,20 +1381,14 @@ mod tests {
 }
 
 impl CorpusArgs {
-    /// The configuration of `command`, which needs signatures: a sample sketch is refused,
-    /// naming the command.
-    pub fn config(&self, command: &str) -> Result<ScanConfig> {
-        let s = &self.sketching;
-        let (sketch, sample) = s.sketches(false)?;
-        if let Some(sample) = sample {
-            bail!(
-                "ndup {command} needs a signature sketch (fss, oph or classic), not --sketch {}",
-                sample.kind.name()
-            );
-        }
-        let config =
-            self.candidates
-                .config(s, sketch, self.threshold, self.input.options(self.follow))?;
+    /// The configuration of `dedup` or `sign`.
+    pub fn config(&self) -> Result<ScanConfig> {
+        let config = self.candidates.config(
+            &self.sketching,
+            self.sketch.kind(),
+            self.threshold,
+            self.input.options(self.follow),
+        )?;
         config.validate()?;
         Ok(config)
     }
@@ -1401,6 +1448,6 @@ impl From<IdsArg> for ndup::shards::IdRule {
 impl SignArgs {
     /// The library configuration.
     pub fn config(&self) -> Result<ScanConfig> {
-        self.corpus.config("sign")
+        self.corpus.config()
     }
 }

@@ -24,7 +24,7 @@ fn read(path: &Path) -> Result<String> {
 /// Runs `ndup compare`.
 pub fn run(args: CompareArgs) -> Result<Exit> {
     let s = &args.sketching;
-    let (sketch, sample) = s.sketches(false)?;
+    let (sketch, sample) = args.sketch.sketches(false)?;
     let strategy = match sample {
         Some(sample) => StrategyConfig::Sample(sample),
         None => StrategyConfig::Signatures(SignatureConfig {

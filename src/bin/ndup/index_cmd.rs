@@ -52,7 +52,13 @@ pub fn run_index(cmd: IndexCommand) -> Result<Exit> {
 
 /// Checks the paths, then opens the index (creating it when missing).
 fn open_for_sync(args: &IndexSyncArgs) -> Result<(Pipeline, Index, Source)> {
-    let config = index_config(&args.sketching, &args.lsh, &args.records, args.follow)?;
+    let config = index_config(
+        &args.sketching,
+        &args.sketch,
+        &args.lsh,
+        &args.records,
+        args.follow,
+    )?;
     let source = args.records.source(&args.paths)?;
     // A missing path is an error before the index file is created or touched.
     ndup::index::check_source(&source)?;
