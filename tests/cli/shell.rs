@@ -227,6 +227,33 @@ fn on_a_terminal(d: &Dir, args: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The lines a terminal was sent, one per redraw: split at carriage returns and line feeds,
+/// with the escape sequences (cursor moves, line clears, colours) taken out.
+fn frames(screen: &str) -> Vec<String> {
+    let mut frames = vec![String::new()];
+    let mut chars = screen.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' | '\n' => frames.push(String::new()),
+            // CSI: parameters up to a final letter, and the line is redrawn from there.
+            '\x1b' => {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+                frames.push(String::new());
+            }
+            c => frames.last_mut().expect("one").push(c),
+        }
+    }
+    frames
+        .into_iter()
+        .map(|f| f.trim().to_string())
+        .filter(|f| !f.is_empty())
+        .collect()
+}
+
 #[test]
 fn progress_shows_each_phase_on_a_terminal_only() {
     if Command::new("script").arg("--version").output().is_err() {
@@ -249,6 +276,28 @@ fn progress_shows_each_phase_on_a_terminal_only() {
         "pairs",
     ] {
         assert!(screen.contains(phase), "no `{phase}` in {screen:?}");
+    }
+    // Every frame is one phase's: its name with its own units (a phase change drew frames
+    // such as `reading 0/18 bands` and `pairing candidates 0/60 bands`).
+    for frame in frames(&screen) {
+        for (doing, units) in [
+            ("reading", "documents"),
+            ("pairing candidates", "bands"),
+            ("verifying", "pairs"),
+        ] {
+            if frame.contains(doing) {
+                let counted = frame.split(' ').find(|w| w.contains('/'));
+                assert!(
+                    frame.contains(units)
+                        && ["documents", "bands", "pairs"]
+                            .iter()
+                            .all(|u| *u == units || !frame.contains(u))
+                        && (doing != "pairing candidates"
+                            || counted.is_some_and(|c| c.ends_with("/18"))),
+                    "{frame:?} in {screen:?}"
+                );
+            }
+        }
     }
     // The bar is gone before the summary line.
     assert!(screen.trim_end().ends_with("s"), "{screen:?}");

@@ -4,8 +4,8 @@
 //! logs (not terminals) never get one.
 
 use std::io::IsTerminal;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -24,7 +24,8 @@ fn show_after() -> Duration {
 
 /// The bar, hidden until the work has lasted [`SHOW_AFTER`] (or `NDUP_PROGRESS_DELAY_MS`).
 pub struct Bar {
-    bar: ProgressBar,
+    /// The current phase's bar: each phase gets a new one (see `phase`).
+    bar: RwLock<ProgressBar>,
     start: Instant,
     show_after: Duration,
     shown: AtomicBool,
@@ -36,13 +37,8 @@ impl Bar {
         if quiet || !std::io::stderr().is_terminal() {
             return None;
         }
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
-        bar.set_style(spinner());
-        let (doing, units) = Phase::Reading.describe();
-        bar.set_prefix(doing);
-        bar.set_message(units);
         Some(Arc::new(Bar {
-            bar,
+            bar: RwLock::new(hidden_bar(Phase::Reading, None)),
             start: Instant::now(),
             show_after: show_after(),
             shown: AtomicBool::new(false),
@@ -51,53 +47,77 @@ impl Bar {
 
     /// Removes the bar from the terminal.
     pub fn finish(&self) {
-        self.bar.finish_and_clear();
+        self.current().finish_and_clear();
+    }
+
+    /// The current phase's bar (a handle: the bar itself is shared).
+    fn current(&self) -> ProgressBar {
+        self.bar.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
 impl Drop for Bar {
     // A run that fails leaves no bar behind its error message.
     fn drop(&mut self) {
-        self.bar.finish_and_clear();
+        self.current().finish_and_clear();
     }
 }
 
 impl ndup::find::Progress for Bar {
     fn phase(&self, phase: Phase, total: Option<u64>) {
-        // Each setter may draw: the prefix, set last, completes a consistent line.
-        let (doing, units) = phase.describe();
-        match total {
-            Some(n) => self.bar.set_length(n),
-            None => self.bar.unset_length(),
+        // A new bar, set up while hidden: every setter of a visible bar draws, and changing
+        // the length, position, message and prefix one by one drew frames mixing two phases
+        // (`reading 0/18 bands`). The old bar clears its line before the new one draws there.
+        let next = hidden_bar(phase, total);
+        let mut bar = self.bar.write().unwrap_or_else(|e| e.into_inner());
+        bar.finish_and_clear();
+        if self.shown.load(Ordering::Relaxed) {
+            show(&next);
         }
-        self.bar.set_position(0);
-        self.bar.set_message(units);
-        self.bar.set_style(match total {
-            Some(_) => counted(),
-            // Only records are counted as they come; the other phases of unknown size (the
-            // exact join, sampled candidates) have nothing to count.
-            None if phase == Phase::Reading => spinner(),
-            None => ProgressStyle::with_template("{spinner} {prefix}, {elapsed}")
-                .expect("a valid template"),
-        });
-        self.bar.set_prefix(doing);
+        *bar = next;
     }
 
     fn total(&self, units: u64) {
-        self.bar.set_length(units);
-        self.bar.set_style(counted());
+        let bar = self.current();
+        // The style first: it does not draw, and the spinner's frame shows no length.
+        bar.set_style(counted());
+        bar.set_length(units);
     }
 
     fn advance(&self, units: u64) {
-        self.bar.inc(units);
+        let bar = self.bar.read().unwrap_or_else(|e| e.into_inner());
+        bar.inc(units);
         if !self.shown.load(Ordering::Relaxed)
             && self.start.elapsed() >= self.show_after
             && !self.shown.swap(true, Ordering::Relaxed)
         {
-            self.bar.set_draw_target(ProgressDrawTarget::stderr());
-            self.bar.enable_steady_tick(Duration::from_millis(200));
+            show(&bar);
         }
     }
+}
+
+/// A hidden bar for `phase`, of `total` units when that is known.
+fn hidden_bar(phase: Phase, total: Option<u64>) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::hidden());
+    bar.set_style(match total {
+        Some(_) => counted(),
+        // Only records are counted as they come; the other phases of unknown size (the exact
+        // join, sampled candidates) have nothing to count.
+        None if phase == Phase::Reading => spinner(),
+        None => {
+            ProgressStyle::with_template("{spinner} {prefix}, {elapsed}").expect("a valid template")
+        }
+    });
+    let (doing, units) = phase.describe();
+    bar.set_prefix(doing);
+    bar.set_message(units);
+    bar
+}
+
+/// Draws `bar` on stderr from now on.
+fn show(bar: &ProgressBar) {
+    bar.set_draw_target(ProgressDrawTarget::stderr());
+    bar.enable_steady_tick(Duration::from_millis(200));
 }
 
 /// A phase whose size is known: a bar, the count and the time left.
