@@ -3,8 +3,9 @@
 //! The file is looked for in the scanned root (the first PATH when it is a directory, otherwise
 //! the current directory), or given with `--config FILE`. Its keys are the long flag names
 //! (`threshold = 0.9`, `fail-on-duplicates = true`, `exclude = ["vendor/**"]`; `snake_case` works
-//! too). Top-level keys apply to `scan` and `dedup` alike (a key only one of them knows is left
-//! to that one); a `[scan]` or `[dedup]` table applies to one command only. Flags on the command
+//! too). Top-level keys apply to `scan`, `dedup` and `sign` alike (a key, or a value, only some
+//! of them know is left to those); a `[scan]`, `[dedup]` or `[sign]` table applies to one command
+//! only. Flags on the command
 //! line override the file: the file's options are turned into flags and inserted after the
 //! command name, except those the command line already gives.
 //!
