@@ -424,8 +424,11 @@ pub struct Tuning {
     pub unbanded: Option<Unbanded>,
     /// Whether the tuner chose the banding (false: bands and rows were given).
     pub tuned: bool,
-    /// `(1/b)^(1/r)`, where the S-curve is steepest (about one half).
+    /// `(1/b)^(1/r)`, the usual approximation of the S-curve's threshold (a pair this similar
+    /// becomes a candidate with probability a little above one half).
     pub lsh_threshold: f64,
+    /// The similarity at which a pair becomes a candidate with probability exactly one half.
+    pub half_point: f64,
     /// The weights of the tuner.
     pub weights: Weights,
     /// The weighted cost of this banding.
@@ -486,6 +489,7 @@ impl Tuning {
             unbanded,
             tuned,
             lsh_threshold: lsh.threshold(),
+            half_point: lsh.half_point(),
             weights,
             cost: cost(lsh, threshold, weights),
             verify,

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 
+use ndup::candidates::lsh::LshParams;
 use ndup::candidates::tune::{Tuning, Unbanded};
 
 use crate::cli::{ExplainFormat, TuneArgs, resolve_banding};
@@ -69,8 +70,15 @@ fn render(t: &Tuning) -> String {
         s += "  as given\n";
     }
     s += &format!(
-        "  S-curve midpoint (1/b)^(1/r) = {:.4}: pairs this similar become candidates about half the time\n",
-        t.lsh_threshold
+        "  half point {:.4}: pairs this similar become candidates half the time; (1/b)^(1/r) = {:.4},\n  \
+         its usual approximation (lsh_threshold in the params record), gives {:.3}\n",
+        t.half_point,
+        t.lsh_threshold,
+        LshParams {
+            bands: t.bands,
+            rows: t.rows
+        }
+        .candidate_probability(t.lsh_threshold)
     );
     if let Some(u) = &t.unbanded {
         s += &format!("  note: {}\n", unbanded_note(u));

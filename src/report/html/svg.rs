@@ -198,7 +198,7 @@ pub(crate) fn s_curve(lsh: LshParams, threshold: f64) -> String {
         );
     }
     out.push_str("\"/>\n");
-    let half = lsh.threshold();
+    let half = lsh.half_point();
     let (x, y) = (x_at(half, 0.0), TOP + plot_h() * 0.5);
     let _ = writeln!(
         out,
