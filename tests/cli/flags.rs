@@ -741,6 +741,16 @@ fn max_bucket_links_big_buckets_as_stars() {
     assert_eq!(clusters.clusters().len(), 1);
     assert_eq!(clusters.clusters()[0].len(), 30);
     assert!(star.stderr.contains("29 pairs"), "{}", star.describe());
+    // The pairs left out are said where a person reads, not only in the JSON summary.
+    assert!(
+        star.stderr.starts_with(
+            "ndup: note: 18 buckets held more than --max-bucket 5 documents and were linked as \
+             stars around their first member: pairs of their other members were not compared"
+        ),
+        "{}",
+        star.describe()
+    );
+    assert!(!all.stderr.contains("note:"), "{}", all.describe());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -157,6 +157,16 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
         if let Some(note) = note {
             eprintln!("ndup: note: {note}");
         }
+        if report.stats.oversized_buckets > 0 {
+            // The JSON summary counts them, but a pairs report silently short of most of a
+            // large family's pairs needs saying where a person reads.
+            eprintln!(
+                "ndup: note: {} buckets held more than --max-bucket {} documents and were linked \
+                 as stars around their first member: pairs of their other members were not \
+                 compared (clusters still join them all); a larger --max-bucket compares them",
+                report.stats.oversized_buckets, args.candidates.max_bucket
+            );
+        }
         let clusters = args.clusters.then_some(found);
         eprintln!("{}", output::summary_line(&report.stats, clusters));
     }
