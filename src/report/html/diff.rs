@@ -2,9 +2,11 @@
 //!
 //! Both texts are cut into tokens, each a word or a run of white space (a very long word is cut
 //! into pieces, so that one changed line of minified text does not become one huge change), and
-//! `similar`'s Myers diff aligns them. Its default Myers bounds its own work on inputs that
-//! differ everywhere (as git's xdiff does), without a deadline, so the same texts always give the
-//! same rows. Equal runs longer than twice [`CONTEXT_WORDS`] are collapsed to a row that says
+//! `similar`'s patience diff aligns them: tokens found once in each text anchor the alignment,
+//! which is cheaper on long texts with moved passages (the same log lines in another order) and
+//! reads better, and Myers aligns what lies between anchors. Myers bounds its own work on inputs
+//! that differ everywhere (as git's xdiff does), without a deadline, so the same texts always give
+//! the same rows. Equal runs longer than twice [`CONTEXT_WORDS`] are collapsed to a row that says
 //! how many words were hidden, so a long document shows only the regions that differ. A pair
 //! shows at most [`MAX_SHOWN_WORDS`] words of each text; a row then says what is left.
 
@@ -139,7 +141,7 @@ enum Row {
 
 /// The diff as pieces, adjacent differences merged.
 fn pieces(a: &Side<'_>, b: &Side<'_>) -> Vec<Piece> {
-    let ops = capture_diff_slices(Algorithm::Myers, &a.tokens, &b.tokens);
+    let ops = capture_diff_slices(Algorithm::Patience, &a.tokens, &b.tokens);
     let mut out: Vec<Piece> = Vec::new();
     for op in ops {
         let (ra, rb) = (op.old_range(), op.new_range());
