@@ -34,8 +34,8 @@ class MinHasher:
         """`stopwords` is a list of str (a lone str is a TypeError)."""
     def sign(self, text: str) -> Optional[Signature]:
         """The signature of `text`, or None when it has no shingle (nothing left after
-        normalization: "" or white space alone). A text shorter than `k` characters is one
-        shingle, and has a signature."""
+        normalization: "" or white space alone). A text shorter than one shingle (`k`
+        characters, `w` words) is one shingle, and has a signature."""
     def sign_batch(self, texts: Iterable[str], *, threads: Optional[int] = None) -> list[Optional[Signature]]:
         """The signatures of `texts`, in order, signed without the GIL on every core (or on
         `threads` threads; 1: the calling thread)."""
@@ -87,7 +87,7 @@ class Signature:
     def sketch(self) -> SketchName: ...
     @property
     def shingling(self) -> Optional[str]:
-        """'char 9-shingles, nfkc+lowercase+whitespace+trim'; None when made from tokens,
+        """'char 9-shingles, nfkc+casefold+whitespace+trim'; None when made from tokens,
         hashes or slots."""
     def __len__(self) -> int: ...
     def __eq__(self, other: object) -> bool: ...
@@ -201,6 +201,7 @@ Tuning = TypedDict(
         "unbanded_note": Optional[str],
         "tuned": bool,
         "lsh_threshold": float,
+        "half_point": float,
         "weights": Weights,
         "cost": float,
         "verify": VerifyName,

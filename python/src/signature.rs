@@ -100,11 +100,11 @@ pub(crate) fn seed(v: i128) -> PyResult<u64> {
 
 /// Makes MinHash signatures of texts, exactly as `ndup scan` signs documents.
 ///
-/// The text is stripped of its `ndup:ignore` regions, normalized (NFKC, lowercase, white space
-/// collapsed, trimmed: each can be turned off), cut into shingles (runs of `k` characters, of
-/// `w` words, or stop-word shingles) hashed with `seed`, and signed with `num_perm` slots by the
-/// `sketch` ('fss', 'oph' or 'classic'). With the same options, a signature's slots are bit
-/// for bit those of the command line.
+/// The text is stripped of a leading byte-order mark and its `ndup:ignore` regions, normalized
+/// (NFKC, Unicode case folding (`lowercase`), white space collapsed, trimmed: each can be turned
+/// off), cut into shingles (runs of `k` characters, of `w` words, or stop-word shingles) hashed
+/// with `seed`, and signed with `num_perm` slots by the `sketch` ('fss', 'oph' or 'classic').
+/// With the same options, a signature's slots are bit for bit those of the command line.
 #[pyclass(name = "MinHasher", module = "ndup", frozen)]
 pub(crate) struct PyMinHasher {
     hasher: MinHasher,
@@ -154,8 +154,9 @@ impl PyMinHasher {
 
     /// The signature of `text`, or None when it has no shingle (nothing left after
     /// normalization, as for "" or white space alone): such a text is never paired by a scan.
-    /// A text shorter than `k` characters is one shingle, the whole text, and has a signature,
-    /// as the scan signs it.
+    /// A text shorter than one shingle (`k` characters, `w` words) is one shingle, the whole
+    /// text (its words, for word and stop-word shingles), and has a signature, as the scan signs
+    /// it.
     fn sign(&self, py: Python<'_>, text: &str) -> Option<PySignature> {
         let signed = if text.len() >= DETACH_MIN_BYTES {
             py.detach(|| self.hasher.sign(text))
@@ -481,7 +482,7 @@ impl PySignature {
     }
 
     /// How its text was shingled and normalized ('char 9-shingles,
-    /// nfkc+lowercase+whitespace+trim'), or None when it was made from tokens, hashes or slots.
+    /// nfkc+casefold+whitespace+trim'), or None when it was made from tokens, hashes or slots.
     #[getter]
     fn shingling(&self) -> Option<&str> {
         self.inner.shingling()

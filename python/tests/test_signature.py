@@ -120,7 +120,7 @@ def test_signatures_of_other_parameters_are_refused():
 def test_signatures_of_texts_shingled_otherwise_are_refused():
     text = words(2, 100)
     nine = ndup.MinHasher(k=9).sign(text)
-    assert nine.shingling == "char 9-shingles, nfkc+lowercase+whitespace+trim"
+    assert nine.shingling == "char 9-shingles, nfkc+casefold+whitespace+trim"
     cases = [
         (ndup.MinHasher(k=5), "shingling `char 9-shingles, .*` vs `char 5-shingles, "),
         (ndup.MinHasher(shingle="word", w=3), "vs `word 3-shingles, "),
@@ -129,6 +129,14 @@ def test_signatures_of_texts_shingled_otherwise_are_refused():
     for hasher, want in cases:
         with pytest.raises(ValueError, match=want):
             nine.jaccard(hasher.sign(text))
+    # A signature of an ndup that lowercased rather than case-folded says so, and is refused.
+    lowercased = ndup.Signature.from_numpy(
+        nine.to_numpy(), shingling="char 9-shingles, nfkc+lowercase+whitespace+trim"
+    )
+    with pytest.raises(ValueError, match="nfkc\\+lowercase\\+whitespace\\+trim` vs `char 9-shingles, nfkc\\+casefold"):
+        lowercased.jaccard(nine)
+    with pytest.raises(ValueError, match="shingling"):
+        nine.jaccard(lowercased)
     # Tokens and slots from elsewhere say nothing of their making: compared on parameters alone.
     tokens = ndup.MinHash()
     tokens.update_batch(text.split())
@@ -140,6 +148,31 @@ def test_signatures_of_texts_shingled_otherwise_are_refused():
     assert told.shingling == nine.shingling
     assert pickle.loads(pickle.dumps(nine)).shingling == nine.shingling
     assert "shingling='char 9-shingles" in repr(nine)
+
+
+def test_case_folding_byte_order_marks_and_short_word_texts_as_the_command_line(cli, tmp_path):
+    # Upper-case copies (a Greek final sigma, a German sharp s), a copy saved with a byte-order
+    # mark, and a short text that differs in punctuation: the same text, here and in `compare`.
+    greek = "Ο Σίσυφος κυλούσε την πέτρα του στην κορυφή του λόφου, ξανά και ξανά."
+    cases = [
+        ({}, [], greek, greek.upper()),
+        ({}, [], "Die große Straße", "Die große Straße".upper()),
+        ({}, [], "OK\n", "\ufeffOK\n"),
+        ({"shingle": "word"}, ["--shingle", "word"], "Hello, world!", "hello world"),
+        ({"shingle": "stopword"}, ["--shingle", "stopword"], "Hello, world!", "hello world"),
+    ]
+    for kwargs, flags, a, b in cases:
+        hasher = ndup.MinHasher(**kwargs)
+        assert hasher.sign(a).jaccard(hasher.sign(b)) == 1.0, (kwargs, a)
+        (tmp_path / "a.txt").write_text(a, encoding="utf-8")
+        (tmp_path / "b.txt").write_text(b, encoding="utf-8")
+        out = json.loads(
+            cli("compare", tmp_path / "a.txt", tmp_path / "b.txt", "--format", "json", *flags).stdout
+        )
+        assert out["jaccard"] == out["estimate"] == 1.0, (kwargs, a)
+    # Lowercasing, the rule before folding, kept them apart; with the step off they still are.
+    off = ndup.MinHasher(lowercase=False)
+    assert off.sign(greek).jaccard(off.sign(greek.upper())) < 0.5
 
 
 def test_signatures_pickle_and_compare():
@@ -361,7 +394,10 @@ def test_update_batch_lets_its_iterator_use_the_minhash():
 def test_a_text_shorter_than_k_has_a_signature():
     h = ndup.MinHasher(k=9)
     assert isinstance(h.sign("abc"), ndup.Signature)
-    assert "shorter than `k` characters is one" in " ".join(ndup.MinHasher.sign.__doc__.split())
+    doc = " ".join(ndup.MinHasher.sign.__doc__.split())
+    assert "shorter than one shingle (`k` characters, `w` words) is one shingle" in doc
+    words = ndup.MinHasher(shingle="word", w=5)
+    assert words.sign("Hello, world!") == words.sign("hello world")
 
 
 def test_array_protocol_copies_only_when_allowed():

@@ -294,7 +294,7 @@ pub struct Params {
     pub shingle_size: usize,
     /// Whether a custom stop-word list replaced the built-in one.
     pub custom_stopwords: bool,
-    /// The normalization steps, e.g. `nfkc+lowercase+whitespace+trim`.
+    /// The normalization steps, e.g. `nfkc+casefold+whitespace+trim`.
     pub normalize: String,
     /// The sketch: `fss`, `oph`, `classic` (signatures), `modulo` or `supershingle` (samples);
     /// none in exact mode.

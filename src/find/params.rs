@@ -34,6 +34,23 @@ pub struct SigningParams {
     pub rows: usize,
     /// The seed of every hash function.
     pub seed: u64,
+    /// The text rules ([`crate::text::TEXT_RULES`]). Not written when 1, so that the
+    /// parameters (and their fingerprint) of an index or shards made before the rules were
+    /// recorded read back as they were written, and are then refused as made under other rules.
+    #[serde(
+        default = "text_rules_unrecorded",
+        skip_serializing_if = "is_text_rules_unrecorded"
+    )]
+    pub text_rules: u32,
+}
+
+/// The text rules of parameters that do not record them.
+fn text_rules_unrecorded() -> u32 {
+    1
+}
+
+fn is_text_rules_unrecorded(rules: &u32) -> bool {
+    *rules == text_rules_unrecorded()
 }
 
 impl SigningParams {
@@ -54,6 +71,18 @@ impl SigningParams {
             bands: sig.lsh.bands,
             rows: sig.lsh.rows,
             seed: config.seed,
+            text_rules: crate::text::TEXT_RULES,
+        }
+    }
+
+    /// The normalization steps as the text rules name them: `lowercase` under rules 1, where
+    /// the case step lowercased, `casefold` since.
+    fn normalization(&self) -> String {
+        let steps = self.normalize.describe();
+        if self.text_rules < 2 {
+            steps.replace("casefold", "lowercase")
+        } else {
+            steps
         }
     }
 
@@ -75,6 +104,21 @@ impl SigningParams {
     /// Each parameter that differs, as `(what the index was built with, what this run uses)`.
     pub(crate) fn differences(&self, run: &SigningParams) -> Vec<(Problem, Problem)> {
         let mut d = Vec::new();
+        if self.text_rules != run.text_rules {
+            let rules = |p: &SigningParams| {
+                let older = if p.text_rules < crate::text::TEXT_RULES {
+                    " (an older ndup's: make it again with this one)"
+                } else {
+                    ""
+                };
+                problem![format!(
+                    "normalization {} under text rules {}{older}",
+                    p.normalization(),
+                    p.text_rules
+                )]
+            };
+            d.push((rules(self), rules(run)));
+        }
         let mut value = |param: Param, built: String, now: String| {
             if built != now {
                 d.push((problem![param, format!(" {built}")], problem![now]));
@@ -214,6 +258,32 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "index was built with k 9, this run uses 5"
+        );
+    }
+
+    /// The parameters of an index or shards made before the text rules were recorded (by an
+    /// ndup that lowercased) read back as written, fingerprint included, and are refused with
+    /// the normalization named.
+    #[test]
+    fn parameters_of_older_text_rules_are_refused() {
+        let old = r#"{"shingle":"char","shingle_size":9,"stopwords":null,"normalize":{"nfkc":true,"lowercase":true,"collapse_whitespace":true,"trim":true},"sketch":"fss","num_perm":128,"bands":18,"rows":7,"seed":42}"#;
+        let built: SigningParams = serde_json::from_str(old).unwrap();
+        assert_eq!(built.text_rules, 1);
+        assert_eq!(serde_json::to_string(&built).unwrap(), old);
+        assert_eq!(built.fingerprint(), "999619aae29e3eb8");
+        let run = params_of(&ScanConfig::default());
+        assert_eq!(run.text_rules, crate::text::TEXT_RULES);
+        assert!(
+            serde_json::to_string(&run)
+                .unwrap()
+                .contains(r#""text_rules":2"#)
+        );
+        assert_ne!(run.fingerprint(), built.fingerprint());
+        assert_eq!(
+            built.check(&run, LEAD, AGAINST).unwrap_err().to_string(),
+            "index was built with normalization nfkc+lowercase+whitespace+trim under text rules 1 \
+             (an older ndup's: make it again with this one), this run uses normalization \
+             nfkc+casefold+whitespace+trim under text rules 2"
         );
     }
 

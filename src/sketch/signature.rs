@@ -93,7 +93,7 @@ impl Signature {
     }
 
     /// How the text was shingled and normalized, when the signature was signed from text
-    /// ([`MinHasher::sign`]): `char 9-shingles, nfkc+lowercase+whitespace+trim`. `None` for a
+    /// ([`MinHasher::sign`]): `char 9-shingles, nfkc+casefold+whitespace+trim`. `None` for a
     /// signature of the caller's hashes or tokens, or of slots from elsewhere.
     pub fn shingling(&self) -> Option<&str> {
         self.shingling.as_deref()
@@ -335,7 +335,7 @@ impl MinHasher {
 }
 
 /// Builds a [`MinHasher`], starting from the scan's defaults (those of `ndup scan` without
-/// flags: FSS, 128 slots, seed 42, NFKC + lowercase + white space collapsed + trimmed,
+/// flags: FSS, 128 slots, seed 42, NFKC + case folding + white space collapsed + trimmed,
 /// 9-character shingles).
 #[derive(Debug, Clone)]
 pub struct MinHasherBuilder {
@@ -408,8 +408,8 @@ impl MinHasherBuilder {
     }
 }
 
-/// `char 9-shingles, nfkc+lowercase+whitespace+trim`; a custom stop-word list is named by a
-/// hash of its lowercased words, as the shard and index parameters name it.
+/// `char 9-shingles, nfkc+casefold+whitespace+trim`; a custom stop-word list is named by a
+/// hash of its case-folded words, as the shard and index parameters name it.
 fn describe_shingling(shingle: &ShingleOptions, normalize: &NormalizeOptions) -> String {
     let stopwords = match (shingle.kind, &shingle.stopwords) {
         (crate::text::shingle::ShingleKind::Stopword, Some(list)) => {
@@ -514,15 +514,15 @@ mod tests {
         let (nine, five) = (k(9).sign(text).unwrap(), k(5).sign(text).unwrap());
         assert_eq!(
             nine.shingling(),
-            Some("char 9-shingles, nfkc+lowercase+whitespace+trim")
+            Some("char 9-shingles, nfkc+casefold+whitespace+trim")
         );
         let Err(Error::Mismatch(why)) = nine.jaccard(&five) else {
             panic!("k 9 and k 5 compared")
         };
         assert_eq!(
             why,
-            "shingling `char 9-shingles, nfkc+lowercase+whitespace+trim` vs \
-             `char 5-shingles, nfkc+lowercase+whitespace+trim`"
+            "shingling `char 9-shingles, nfkc+casefold+whitespace+trim` vs \
+             `char 5-shingles, nfkc+casefold+whitespace+trim`"
         );
         // Hashes given by the caller say nothing of how they were made: comparable.
         let hashes = k(5).sign_hashes(&[1, 2, 3]).unwrap();

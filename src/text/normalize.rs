@@ -2,12 +2,25 @@
 //!
 //! Near-duplicate detection compares what a reader sees, not how it was typed, so by default the
 //! text is put in Unicode NFKC form (full-width letters, ligatures and compatibility characters fold
-//! to their plain forms), lowercased, every run of white space becomes one space, and the ends are
-//! trimmed. Each step can be switched off on its own.
+//! to their plain forms), case-folded, every run of white space becomes one space, and the ends
+//! are trimmed. Each step can be switched off on its own.
 //!
-//! Most corpora are mostly ASCII, and for ASCII text NFKC is the identity, so an ASCII document is
-//! normalized in a single pass over its bytes without touching the Unicode tables.
+//! Case folding is Unicode's full case folding (`CaseFolding.txt`, statuses C and F, without the
+//! Turkic T mappings), not lowercasing: lowercasing maps each character on its own, so `Σ` always
+//! becomes `σ` while a word's last sigma is written `ς`, and `SS` never meets `ß`; folding maps
+//! `ς`, `σ` and `Σ` to `σ`, and `ß`, `ẞ`, `ss` and `SS` to `ss`. With NFKC on, the folded text is
+//! put in NFKC form again (as Unicode's `NFKC_Casefold` does), because a few foldings give
+//! decomposed sequences (`ΐ` folds to `ι` and two combining marks) that must compose to meet the
+//! same letter folded from its capital. The Turkish dotted capital `İ` folds to `i` and a combining
+//! dot above, as it lowercased before; the dotless `ı` stays itself.
+//!
+//! Most corpora are mostly ASCII, and for ASCII text NFKC is the identity and case folding is
+//! ASCII lowercasing, so an ASCII document is normalized in a single pass over its bytes without
+//! touching the Unicode tables.
 
+use std::borrow::Cow;
+
+use caseless::Caseless;
 use serde::{Deserialize, Serialize};
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
@@ -16,7 +29,8 @@ use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 pub struct NormalizeOptions {
     /// Apply Unicode NFKC (compatibility composition).
     pub nfkc: bool,
-    /// Lowercase every character.
+    /// Case-fold the text (Unicode full case folding; see the module documentation). The name
+    /// is the option's historical one: the step lowercased before it folded.
     pub lowercase: bool,
     /// Replace every run of white space with one ASCII space.
     pub collapse_whitespace: bool,
@@ -46,15 +60,16 @@ impl NormalizeOptions {
         }
     }
 
-    /// A short, stable description such as `nfkc+lowercase+whitespace+trim` (or `none`), used in
-    /// the parameters record of every report.
+    /// A short, stable description such as `nfkc+casefold+whitespace+trim` (or `none`), used in
+    /// the parameters record of every report. The case step is named `casefold` (an ndup that
+    /// lowercased named it `lowercase`), so that signatures made with either rule are told apart.
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
         if self.nfkc {
             parts.push("nfkc");
         }
         if self.lowercase {
-            parts.push("lowercase");
+            parts.push("casefold");
         }
         if self.collapse_whitespace {
             parts.push("whitespace");
@@ -83,6 +98,7 @@ pub fn normalize_into(text: &str, opts: &NormalizeOptions, out: &mut String) {
         buf: std::mem::take(out).into_bytes(),
         in_space: opts.trim,
         opts: *opts,
+        folded: String::new(),
     };
     w.buf.clear();
     w.buf.reserve(text.len());
@@ -101,12 +117,7 @@ pub fn normalize_into(text: &str, opts: &NormalizeOptions, out: &mut String) {
             .iter()
             .position(u8::is_ascii)
             .map_or(bytes.len(), |q| p + q);
-        let seg = &text[s..q];
-        if opts.nfkc && is_nfkc_quick(seg.chars()) != IsNormalized::Yes {
-            w.chars(seg.nfkc());
-        } else {
-            w.chars(seg.chars());
-        }
+        w.segment(&text[s..q]);
         i = q;
     }
     // Only ASCII bytes and whole UTF-8 encodings of chars were written.
@@ -128,6 +139,77 @@ pub fn normalize(text: &str, opts: &NormalizeOptions) -> String {
     let mut out = String::with_capacity(text.len());
     normalize_into(text, opts, &mut out);
     out
+}
+
+/// `word` with its case and compatibility forms folded as the default normalization folds them
+/// (NFKC, case folding, NFKC again; white space is left alone): borrowed when that changes
+/// nothing, as for a word of text normalized with the defaults. Why: stop words are matched on
+/// this key whatever the normalization options, so a listed `daß` or `τους` meets the text's
+/// `dass` and `τουσ` (their folded forms), and a text not case-folded still meets its list.
+pub(crate) fn caseless_key(word: &str) -> Cow<'_, str> {
+    if word.is_ascii() {
+        return if word.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(word.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(word)
+        };
+    }
+    let table = fold_table();
+    if is_nfkc_quick(word.chars()) == IsNormalized::Yes
+        && !word.chars().any(|c| has_folding(table, c))
+    {
+        return Cow::Borrowed(word);
+    }
+    Cow::Owned(word.nfkc().default_case_fold().nfkc().collect())
+}
+
+/// Appends the case folding of `chars` to `out`; true when it changed any of them.
+fn fold_into(chars: impl Iterator<Item = char>, out: &mut String) -> bool {
+    let table = fold_table();
+    let mut changed = false;
+    for c in chars {
+        if has_folding(table, c) {
+            changed = true;
+            out.extend(std::iter::once(c).default_case_fold());
+        } else {
+            out.push(c);
+        }
+    }
+    changed
+}
+
+/// No character at or above this one has a case folding (the last, in Adlam, is U+1E921); a
+/// test checks every character above it.
+const FOLD_LIMIT: u32 = 0x1F000;
+
+/// One bit per character below [`FOLD_LIMIT`], set when case folding changes it: asked of
+/// `caseless` once per process (about a millisecond). Why: its lookup is a binary search over
+/// some 1,500 mappings for every character, while nearly every character of a text (every
+/// lower-case letter, every script without case) has no mapping; a bit test answers for those,
+/// and the text is then normalized as fast as when it was lowercased.
+fn fold_table() -> &'static [u64] {
+    static TABLE: std::sync::OnceLock<Box<[u64]>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut bits = vec![0u64; FOLD_LIMIT as usize / 64];
+        for c in (0..FOLD_LIMIT).filter_map(char::from_u32) {
+            if folds(c) {
+                bits[c as usize / 64] |= 1 << (c as u32 % 64);
+            }
+        }
+        bits.into_boxed_slice()
+    })
+}
+
+/// Whether case folding changes `c` (by `caseless`'s tables).
+fn folds(c: char) -> bool {
+    let mut f = std::iter::once(c).default_case_fold();
+    f.next() != Some(c) || f.next().is_some()
+}
+
+#[inline(always)]
+fn has_folding(table: &[u64], c: char) -> bool {
+    let c = c as u32;
+    c < FOLD_LIMIT && table[c as usize / 64] >> (c % 64) & 1 == 1
 }
 
 /// The index of the first byte >= 0x80: 32 bytes at a time with SSE2 (part of x86-64 itself,
@@ -295,6 +377,8 @@ struct Writer {
     buf: Vec<u8>,
     in_space: bool,
     opts: NormalizeOptions,
+    /// A segment's case-folded text, before its second NFKC pass.
+    folded: String,
 }
 
 impl Writer {
@@ -372,12 +456,41 @@ impl Writer {
         self.buf.truncate(start + w);
     }
 
-    /// Characters from the Unicode path.
-    fn chars(&mut self, chars: impl Iterator<Item = char>) {
+    /// A segment of the Unicode path: NFKC, case folding and NFKC again (each when on; the
+    /// quick check skips an NFKC pass over text already in that form, and the second pass is
+    /// skipped when folding changed nothing), then white space.
+    fn segment(&mut self, seg: &str) {
         let o = self.opts;
+        let nfkc = o.nfkc && is_nfkc_quick(seg.chars()) != IsNormalized::Yes;
+        if !o.lowercase {
+            if nfkc {
+                self.chars(seg.nfkc());
+            } else {
+                self.chars(seg.chars());
+            }
+            return;
+        }
+        let mut folded = std::mem::take(&mut self.folded);
+        folded.clear();
+        let changed = if nfkc {
+            fold_into(seg.nfkc(), &mut folded)
+        } else {
+            fold_into(seg.chars(), &mut folded)
+        };
+        if changed && o.nfkc && is_nfkc_quick(folded.chars()) != IsNormalized::Yes {
+            self.chars(folded.nfkc());
+        } else {
+            self.chars(folded.chars());
+        }
+        self.folded = folded;
+    }
+
+    /// Characters from the Unicode path, already case-folded when folding is on.
+    fn chars(&mut self, chars: impl Iterator<Item = char>) {
+        let collapse = self.opts.collapse_whitespace;
         let mut tmp = [0u8; 4];
         for c in chars {
-            if o.collapse_whitespace && c.is_whitespace() {
+            if collapse && c.is_whitespace() {
                 if !self.in_space {
                     self.buf.push(b' ');
                     self.in_space = true;
@@ -385,15 +498,8 @@ impl Writer {
                 continue;
             }
             self.in_space = false;
-            if o.lowercase {
-                for l in c.to_lowercase() {
-                    self.buf
-                        .extend_from_slice(l.encode_utf8(&mut tmp).as_bytes());
-                }
-            } else {
-                self.buf
-                    .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
-            }
+            self.buf
+                .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
         }
     }
 }
@@ -439,14 +545,20 @@ mod tests {
         assert_eq!(normalize("ＡＢ", &NormalizeOptions::none()), "ＡＢ");
     }
 
-    /// The plain definition: NFKC of the whole text, then lowercase, collapse and trim char by
-    /// char. The fast paths must give exactly this.
+    /// The plain definition: NFKC of the whole text, then case folding and NFKC again, then
+    /// collapse and trim char by char. The fast paths must give exactly this.
     fn reference(text: &str, opts: &NormalizeOptions) -> String {
-        let chars: Vec<char> = if opts.nfkc {
+        let mut chars: Vec<char> = if opts.nfkc {
             text.nfkc().collect()
         } else {
             text.chars().collect()
         };
+        if opts.lowercase {
+            chars = chars.into_iter().default_case_fold().collect();
+            if opts.nfkc {
+                chars = chars.into_iter().nfkc().collect();
+            }
+        }
         let mut out = String::new();
         let mut in_space = opts.trim;
         for c in chars {
@@ -458,11 +570,7 @@ mod tests {
                 continue;
             }
             in_space = false;
-            if opts.lowercase {
-                out.extend(c.to_lowercase());
-            } else {
-                out.push(c);
-            }
+            out.push(c);
         }
         if opts.trim {
             out = out.trim().to_string();
@@ -485,7 +593,9 @@ mod tests {
     fn fast_paths_match_the_definition_on_tricky_text() {
         // Combining marks after ASCII letters compose with them; Hangul jamo compose with each
         // other; full-width, ligatures and fractions decompose; Unicode spaces sit between
-        // ASCII; the Turkish dotted capital I lowercases to two chars.
+        // ASCII; the Turkish dotted capital I folds to two chars; sharp s folds to two ASCII
+        // letters; ΐ folds to three chars that compose again, and its capital to two; the
+        // Kelvin sign and the long s fold to ASCII; a final sigma folds to a plain one.
         let cases = [
             "e\u{301}te\u{301} Cafe\u{301}\u{327}",
             "\u{1100}\u{1161}\u{11A8} x \u{1100}\u{1161}",
@@ -494,6 +604,10 @@ mod tests {
             "  \t\u{2028}Mixed ASCII and ÜNICÖDE\r\n\x0b text  \u{00A0}",
             "plain ascii only  text\n",
             "\u{301}leading combining mark",
+            "Die große Straße, DIE GROSSE STRASSE, ẞ",
+            "ΐ \u{3aa}\u{301} ΰ ǰ J\u{30c} ŉ ᾳ ᾼ \u{345}",
+            "\u{212a}elvin ſ ΣΊΣΥΦΟΣ σίσυφος ς",
+            "\u{130}I ı i \u{130}\u{301}",
             "",
         ];
         for text in cases {
@@ -510,7 +624,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn fast_paths_match_the_definition(
-            text in "[a-zA-Z \\t\\n\\r\\x0b\\x0c.,\u{300}-\u{36f}\u{a0}\u{e9}\u{c9}\u{1100}-\u{1112}\u{1161}-\u{1175}\u{11a8}-\u{11c2}\u{ff21}-\u{ff3a}\u{fb01}\u{2003}\u{3000}\u{130}\u{3b1}-\u{3c9}]{0,40}",
+            text in "[a-zA-Z \\t\\n\\r\\x0b\\x0c.,\u{300}-\u{36f}\u{a0}\u{e9}\u{c9}\u{1100}-\u{1112}\u{1161}-\u{1175}\u{11a8}-\u{11c2}\u{ff21}-\u{ff3a}\u{fb01}\u{2003}\u{3000}\u{130}\u{131}\u{3b1}-\u{3c9}\u{390}\u{3aa}\u{3b0}\u{391}-\u{3a9}\u{345}\u{1fb3}\u{1fbc}\u{df}\u{1e9e}\u{17f}\u{212a}\u{149}\u{1f0}]{0,40}",
             m in 0u8..16,
         ) {
             let opts = all_options()[m as usize];
@@ -547,8 +661,69 @@ mod tests {
     fn describe_names_the_steps() {
         assert_eq!(
             NormalizeOptions::default().describe(),
-            "nfkc+lowercase+whitespace+trim"
+            "nfkc+casefold+whitespace+trim"
         );
         assert_eq!(NormalizeOptions::none().describe(), "none");
+    }
+
+    #[test]
+    fn case_folding_is_caseless_matching() {
+        let n = |t: &str| normalize(t, &NormalizeOptions::default());
+        // A word's last sigma is ς in lower case and Σ in capitals: both fold to σ.
+        let greek = "Ο Σίσυφος κυλούσε την πέτρα του στην κορυφή του λόφου, ξανά και ξανά.";
+        assert_eq!(n(greek), n(&greek.to_uppercase()));
+        assert_eq!(n("ΟΔΟΣ"), "οδοσ");
+        assert_eq!(n("οδός"), "οδόσ");
+        // Sharp s, small and capital, is ss.
+        let german = "Die große Straße";
+        assert_eq!(n(german), "die grosse strasse");
+        assert_eq!(n(&german.to_uppercase()), n(german));
+        assert_eq!(n("GROẞE"), "grosse");
+        // ΐ folds to ι with two marks; they compose again, as its capital folds.
+        assert_eq!(n("ΐ"), "ΐ");
+        assert_eq!(n("ΐ".to_uppercase().as_str()), "ΐ");
+        // Turkish: the dotted capital keeps its dot as a combining mark (the default, not the
+        // Turkic, folding), so it meets the lower case that keeps the dot too, and the dotless
+        // small ı stays a letter of its own; ASCII I is i.
+        assert_eq!(n("İSTANBUL"), "i\u{307}stanbul");
+        assert_eq!(n("İSTANBUL"), n("i\u{307}stanbul"));
+        assert_eq!(n("IŞIK ışık"), "işik ışık");
+        // With the step off, case stays.
+        let off = NormalizeOptions {
+            lowercase: false,
+            ..Default::default()
+        };
+        assert_eq!(normalize("Straße ΟΔΟΣ", &off), "Straße ΟΔΟΣ");
+    }
+
+    /// The bit table of characters that fold answers as `caseless` does, for every character.
+    #[test]
+    fn the_fold_table_covers_every_character() {
+        let table = fold_table();
+        let mut folding = 0;
+        for c in (0..=char::MAX as u32).filter_map(char::from_u32) {
+            assert_eq!(has_folding(table, c), folds(c), "U+{:04X}", c as u32);
+            folding += usize::from(folds(c));
+        }
+        // CaseFolding.txt has some 1,500 C and F mappings.
+        assert!((1400..2000).contains(&folding), "{folding}");
+        assert!(has_folding(table, 'Σ') && has_folding(table, 'ς') && !has_folding(table, 'σ'));
+    }
+
+    #[test]
+    fn caseless_keys_fold_as_the_normalization_does() {
+        for w in [
+            "the", "The", "daß", "DASS", "τους", "ΤΟΥΣ", "ΐ", "ﬁle", "İ", "ı", "naïve",
+        ] {
+            assert_eq!(
+                caseless_key(w),
+                normalize(w, &NormalizeOptions::default()),
+                "{w}"
+            );
+        }
+        assert!(matches!(caseless_key("the"), Cow::Borrowed(_)));
+        assert!(matches!(caseless_key("naïve"), Cow::Borrowed(_)));
+        assert!(matches!(caseless_key("τουσ"), Cow::Borrowed(_)));
+        assert!(matches!(caseless_key("τους"), Cow::Owned(_)));
     }
 }

@@ -6,13 +6,21 @@
 //! - **word**: every window of `w` consecutive words, words being Unicode words (UAX #29, so
 //!   punctuation is not a word) joined by one space (the first seed's w-shingles);
 //! - **stopword**: a stop word followed by the next two words (MMDS 3.2.4, the news-article
-//!   shingles), which favour running prose over navigation and boilerplate.
+//!   shingles), which favour running prose over navigation and boilerplate. A document in which
+//!   no stop word starts a shingle (none has two words after it) has nothing of that prose to
+//!   favour: its shingles are then its word 3-shingles, the first seed's w-shingles, so that two
+//!   such documents compare by their words as everywhere else, rather than as one shingle each
+//!   (alike only when equal). Such shingles never start with a stop word, so they never meet a
+//!   stop-word shingle of another document.
 //!
 //! A shingle's hash is `xxh3_64_with_seed(shingle text as UTF-8, seed)`, except for char shingles
 //! of 8 to 16 bytes (the default 9-character shingle of ASCII text among them), which take a
 //! cheaper hash of the same quality for this use: see `char_shingle_hash`. A document that is not
-//! empty but shorter than one shingle yields exactly one shingle, its whole text, so two short
-//! documents still compare correctly; an empty document yields none.
+//! empty but shorter than one shingle yields exactly one shingle, so two short documents still
+//! compare correctly: for char shingles its whole text; for word and stop-word shingles its words,
+//! joined as a shingle joins them (punctuation is ignored there as in longer documents), or, when
+//! it has no word at all (only punctuation or symbols), its whole text. An empty document yields
+//! none: a document has no shingle exactly when its normalized text is empty.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -22,7 +30,7 @@ use unicode_segmentation::UnicodeSegmentation;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::Result;
-use crate::text::normalize::first_non_ascii;
+use crate::text::normalize::{caseless_key, first_non_ascii};
 
 /// The kind of shingle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,10 +69,10 @@ pub struct ShingleOptions {
     pub stopwords: Option<Vec<String>>,
 }
 
-/// A custom stop-word list's name in parameters: a hash of its lowercased words as a set, the way
-/// the shingler uses them, so lists that shingle alike are named alike.
+/// A custom stop-word list's name in parameters: a hash of its case-folded words as a set, the
+/// way the shingler uses them, so lists that shingle alike are named alike.
 pub(crate) fn stopwords_digest(list: &[String]) -> String {
-    let mut words: Vec<String> = list.iter().map(|w| w.to_lowercase()).collect();
+    let mut words: Vec<String> = list.iter().map(|w| caseless_key(w).into_owned()).collect();
     words.sort();
     words.dedup();
     format!(
@@ -228,13 +236,14 @@ pub const ENGLISH_STOPWORDS: &[&str] = &[
     "yourselves",
 ];
 
-/// Parses a stop-word file: one word per line, `#` starts a comment, blank lines ignored.
+/// Parses a stop-word file: one word per line, `#` starts a comment, blank lines ignored. The
+/// words are case-folded, as the shingler matches them.
 pub fn parse_stopwords(text: &str) -> Vec<String> {
     super::strip_bom(text)
         .lines()
         .map(|l| l.split('#').next().unwrap_or("").trim())
         .filter(|l| !l.is_empty())
-        .map(str::to_lowercase)
+        .map(|w| caseless_key(w).into_owned())
         .collect()
 }
 
@@ -259,7 +268,7 @@ impl Shingler {
             ]);
         }
         let stopwords: HashSet<String> = match &opts.stopwords {
-            Some(list) => list.iter().map(|w| w.to_lowercase()).collect(),
+            Some(list) => list.iter().map(|w| caseless_key(w).into_owned()).collect(),
             None => ENGLISH_STOPWORDS.iter().map(|w| w.to_string()).collect(),
         };
         if opts.kind == ShingleKind::Stopword && stopwords.is_empty() {
@@ -299,7 +308,7 @@ impl Shingler {
     }
 
     /// Every producer of hashes ends here: the shingles of `text` into `sink`, none for an empty
-    /// text, and the whole text for one shorter than a shingle.
+    /// text, and one for a text shorter than a shingle (see the module documentation).
     fn feed(&self, text: &str, seed: u64, sink: &mut impl Sink) {
         if text.is_empty() {
             return;
@@ -314,7 +323,8 @@ impl Shingler {
             }
         }
         if sink.produced() == 0 {
-            // Shorter than one shingle: the whole text is the document's one shingle.
+            // Shorter than one char shingle, or without a word: the whole text is the
+            // document's one shingle.
             sink.push(xxh3_64_with_seed(text.as_bytes(), seed));
         }
     }
@@ -444,15 +454,16 @@ impl Shingler {
         all
     }
 
+    /// Whether `word` is a stop word: its case fold is a listed word's, whatever the
+    /// normalization left of its case.
     fn is_stopword(&self, word: &str) -> bool {
-        if word.chars().any(char::is_uppercase) {
-            self.stopwords.contains(&word.to_lowercase())
-        } else {
-            self.stopwords.contains(word)
-        }
+        self.stopwords.contains(caseless_key(word).as_ref())
     }
 
-    /// Calls `f` with each word shingle, joined by single spaces in `buf`.
+    /// Calls `f` with each word shingle, joined by single spaces in `buf`: the word w-shingles,
+    /// or the stop-word shingles (the word 3-shingles when no stop word starts one); and for a
+    /// text with words but too few for one shingle, its words as one shingle. A text without a
+    /// word gives none here.
     fn for_each_word_shingle(&self, text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
         let words: Vec<&str> = text.unicode_words().collect();
         let n = self.size;
@@ -466,20 +477,23 @@ impl Shingler {
             }
             f(buf);
         };
-        match self.kind {
-            ShingleKind::Word => {
-                for win in words.windows(n) {
-                    emit(win);
+        let mut emitted = false;
+        if self.kind == ShingleKind::Stopword {
+            for i in 0..words.len().saturating_sub(n - 1) {
+                if self.is_stopword(words[i]) {
+                    emit(&words[i..i + n]);
+                    emitted = true;
                 }
             }
-            ShingleKind::Stopword => {
-                for i in 0..words.len().saturating_sub(n - 1) {
-                    if self.is_stopword(words[i]) {
-                        emit(&words[i..i + n]);
-                    }
-                }
+        }
+        if !emitted {
+            for win in words.windows(n) {
+                emit(win);
+                emitted = true;
             }
-            ShingleKind::Char => unreachable!("char shingles are not word shingles"),
+        }
+        if !emitted && !words.is_empty() {
+            emit(&words);
         }
     }
 }
@@ -1069,6 +1083,89 @@ mod tests {
         assert_eq!(w.shingles("two words"), ["two words"]);
         let sw = shingler(ShingleKind::Stopword, 3);
         assert_eq!(sw.shingles("no stopwords here"), ["no stopwords here"]);
+    }
+
+    /// A word or stop-word document too short for a shingle is one shingle of its words, so
+    /// punctuation is ignored there as in longer documents; one without a word is its whole text.
+    #[test]
+    fn short_word_documents_are_their_words_and_wordless_ones_their_text() {
+        for kind in [ShingleKind::Word, ShingleKind::Stopword] {
+            let s = shingler(kind, 5);
+            assert_eq!(s.shingles("hello, world!"), ["hello world"], "{kind:?}");
+            assert_eq!(
+                s.hash_set("hello, world!", 3),
+                s.hash_set("hello world", 3),
+                "{kind:?}"
+            );
+            assert_eq!(
+                s.hash_set("hello world", 3),
+                [xxh3_64_with_seed(b"hello world", 3)]
+            );
+            // No word at all: the whole text, so the document is not empty and differs from
+            // another without words.
+            assert_eq!(s.shingles("-- !!! --"), ["-- !!! --"], "{kind:?}");
+            assert_eq!(s.hash_set("-- !!! --", 3).len(), 1);
+            assert_ne!(s.hash_set("-- !!! --", 3), s.hash_set("?", 3));
+            assert!(s.hash_set("", 3).is_empty());
+        }
+        // Longer documents that differ only in punctuation were alike already.
+        let w = shingler(ShingleKind::Word, 2);
+        assert_eq!(
+            w.hash_set("one, two; three!", 0),
+            w.hash_set("one two three", 0)
+        );
+    }
+
+    /// In stop-word mode, a document in which no stop word starts a shingle is shingled by its
+    /// word 3-shingles, which never meet a stop-word shingle.
+    #[test]
+    fn documents_without_stop_word_shingles_take_word_three_shingles() {
+        let s = shingler(ShingleKind::Stopword, 3);
+        let text = "alpha beta gamma delta epsilon";
+        assert_eq!(
+            s.shingles(text),
+            [
+                "alpha beta gamma",
+                "beta gamma delta",
+                "gamma delta epsilon"
+            ]
+        );
+        assert_eq!(
+            s.hash_set(text, 1),
+            shingler(ShingleKind::Word, 3).hash_set(text, 1)
+        );
+        // A near copy shares most of them.
+        let near = "alpha beta gamma delta zeta";
+        let (a, b) = (s.hash_set(text, 1), s.hash_set(near, 1));
+        assert_eq!(crate::sim::jaccard(&a, &b), 0.5);
+        // A stop word with two words after it starts the only shingles; one too near the end
+        // starts none.
+        assert_eq!(s.shingles("alpha the beta gamma"), ["the beta gamma"]);
+        assert_eq!(s.shingles("alpha beta the"), ["alpha beta the"]);
+        assert_eq!(s.shingles("alpha the"), ["alpha the"]);
+    }
+
+    /// Stop words match by case folding, whatever the case left in the text, and a custom
+    /// list's name follows its folded words.
+    #[test]
+    fn stop_words_match_case_folded() {
+        let s = Shingler::new(&ShingleOptions {
+            kind: ShingleKind::Stopword,
+            stopwords: Some(vec!["daß".into(), "ΤΟΥΣ".into(), "The".into()]),
+            ..Default::default()
+        })
+        .unwrap();
+        // Normalized (folded) text, and text left in its case.
+        assert_eq!(s.shingles("x dass a b"), ["dass a b"]);
+        assert_eq!(s.shingles("x DAß a b"), ["DAß a b"]);
+        assert_eq!(s.shingles("x τουσ a b"), ["τουσ a b"]);
+        assert_eq!(s.shingles("x τους a b"), ["τους a b"]);
+        assert_eq!(s.shingles("x THE a b"), ["THE a b"]);
+        assert_eq!(
+            stopwords_digest(&["daß".into(), "τους".into()]),
+            stopwords_digest(&["DASS".into(), "ΤΟΥΣ".into()])
+        );
+        assert_eq!(parse_stopwords("Daß\nΤΟΥΣ\n"), ["dass", "τουσ"]);
     }
 
     /// Windows that differ in one or two bytes, and windows of different lengths, never

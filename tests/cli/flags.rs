@@ -475,7 +475,7 @@ fn no_nfkc_keeps_full_width_letters_apart() {
             nfkc: false,
             ..Default::default()
         },
-        "lowercase+whitespace+trim",
+        "casefold+whitespace+trim",
     );
 }
 
@@ -506,7 +506,7 @@ fn no_collapse_whitespace_keeps_runs_of_white_space() {
             collapse_whitespace: false,
             ..Default::default()
         },
-        "nfkc+lowercase+trim",
+        "nfkc+casefold+trim",
     );
 }
 
@@ -521,7 +521,7 @@ fn no_trim_keeps_white_space_at_the_ends() {
             trim: false,
             ..Default::default()
         },
-        "nfkc+lowercase+whitespace",
+        "nfkc+casefold+whitespace",
     );
 }
 

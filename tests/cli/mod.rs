@@ -29,5 +29,6 @@ mod security;
 mod shell;
 mod sign;
 mod sketch;
+mod text_rules;
 mod tree;
 mod tune;

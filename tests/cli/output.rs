@@ -28,7 +28,7 @@ fn jsonl_is_params_then_pairs_then_skips_then_the_summary() {
             "shingle": "char",
             "shingle_size": 9,
             "custom_stopwords": false,
-            "normalize": "nfkc+lowercase+whitespace+trim",
+            "normalize": "nfkc+casefold+whitespace+trim",
             "sketch": "fss",
             "num_perm": 128,
             "bands": 18,

@@ -498,7 +498,7 @@ pub struct SketchingArgs {
     /// Do not apply Unicode NFKC normalization.
     #[arg(long, help_heading = "Normalization")]
     pub no_nfkc: bool,
-    /// Do not lowercase.
+    /// Do not fold case (Unicode case folding: lowercase, and ß as ss, final ς as σ).
     #[arg(long, help_heading = "Normalization")]
     pub no_lowercase: bool,
     /// Do not collapse runs of white space into one space.
