@@ -206,12 +206,13 @@ pub(crate) fn finish(
         max_memory: max_memory(config),
     };
     let beside = beside_the_sets(&documents, &set_doc, &skipped);
-    let (out, shape) = join_beside(sets, &opts, beside)?;
+    // The join counts the pairs it finds against the limit, each with the `Pair` it becomes.
+    let (out, _) = join_beside(sets, &opts, beside, size_of::<Pair>() as u64)?;
     stats.candidates = out.stats.candidates;
     stats.exact_checked = out.stats.candidates;
-    // The peak of the three stages: reading, joining, and turning the matches into pairs.
-    let reporting = shape.reporting(size_of::<Pair>() as u64);
-    stats.memory_estimate = Some(peak_bytes.max(beside + out.stats.memory_estimate.max(reporting)));
+    // The peak of the three stages: reading, joining, and turning the matches into pairs (in
+    // the join's estimate).
+    stats.memory_estimate = Some(peak_bytes.max(beside + out.stats.memory_estimate));
     let containment = config.measure == Measure::Containment;
     // `into_iter`, so that the matches are freed once they are pairs.
     let pairs = out

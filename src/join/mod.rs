@@ -320,9 +320,10 @@ pub struct JoinStats {
     pub index_entries: u64,
     /// Candidate pairs that survived the filters and were verified by a merge.
     pub candidates: u64,
-    /// The join's memory estimate at its peak, in bytes, with the pairs it found. The refusal
-    /// is decided before the join on the same estimate, with the pairs known then (all of
-    /// them at threshold 0, none otherwise).
+    /// The join's memory estimate at its peak, in bytes, with the pairs it found (and, in exact
+    /// mode's scan, the records they become). The refusal is decided on the same estimate:
+    /// before the join, with the pairs known then (all of them at threshold 0, those of
+    /// identical sets otherwise), then as the join finds the others.
     pub memory_estimate: u64,
 }
 
@@ -374,8 +375,9 @@ pub(crate) fn set_bytes(s: &Vec<u64>) -> u64 {
     }
 }
 
-/// What a join's memory follows, all known before the join builds anything: the sets' sizes,
-/// their grouping into identical sets, the threshold and the number of threads.
+/// What a join's memory follows: the sets' sizes, their grouping into identical sets, the
+/// threshold and the number of threads, all known before the join builds anything; and the
+/// pairs, those of identical sets as soon as they are grouped, the others as the join finds them.
 ///
 /// Why a model of each stage rather than bytes per shingle: the peak moves from one structure to
 /// another with the corpus (many small sets, a few huge ones, identical copies, threshold 0), and
@@ -402,8 +404,11 @@ pub(crate) struct JoinShape {
     containment: bool,
     /// Pairs of distinct sets known before the join (all of them at threshold 0), then found.
     distinct_pairs: u64,
-    /// The same for all sets: the matches returned.
+    /// The same for all sets: the matches returned. Known before the join for the pairs of
+    /// identical sets (and for every pair at threshold 0).
     pairs: u64,
+    /// Bytes the caller holds for each pair after the join, beside the match (its record of it).
+    record: u64,
     /// Worker threads, each with its own buffers.
     threads: u64,
 }
@@ -463,9 +468,13 @@ impl JoinShape {
             containment,
             distinct_pairs,
             pairs,
+            record,
             threads,
             ..
         } = *self;
+        // Pairs may be counted by the billion (every pair of a million copies): their bytes
+        // saturate rather than wrap, so that such a count is refused, not let through.
+        let per_pair = |n: u64, bytes: u64| n.saturating_mul(bytes);
         // Alive from the grouping to the end: the sets' heap bytes (freed, still resident), the
         // sizes and the groups.
         let kept = heap + 4 * inputs + self.groups();
@@ -490,19 +499,106 @@ impl JoinShape {
             + if containment { shared } else { 0 }
             + threads.min(r) * 16 * r
             + 24 * r;
-        // At threshold 0, instead of probing: every pair of distinct sets (12), gathered from the
-        // workers' pieces into one vector (so twice, at the end).
-        let all_pairs = 4 * t + 16 * r + 24 * distinct_pairs;
+        // Every pair of distinct sets (12) at threshold 0, or those the probes found, gathered
+        // from the workers' pieces into one vector (so twice, at the end).
+        let all_pairs = (4 * t + 16 * r).saturating_add(per_pair(distinct_pairs, 24));
         // The result: the pairs of distinct sets (12) and every pair of sets (20).
-        let output = 4 * t + 8 * r + 12 * distinct_pairs + 20 * pairs;
+        let output = (4 * t + 8 * r)
+            .saturating_add(per_pair(distinct_pairs, 12))
+            .saturating_add(per_pair(pairs, 20));
+        // After the join, while the caller turns the matches into its records: the sets' heap
+        // bytes, still resident, the matches and the records.
+        let reporting = heap.saturating_add(per_pair(pairs, 20 + record));
+        let join = numbering.max(probing).max(all_pairs).max(output);
         self.grouping()
-            .max(kept + numbering.max(probing).max(all_pairs).max(output))
+            .max(kept.saturating_add(join))
+            .max(reporting)
     }
 
-    /// After the join, while the caller turns its matches into records of `record` bytes each:
-    /// the sets' heap bytes, still resident, the matches and the records.
-    pub(crate) fn reporting(&self, record: u64) -> u64 {
-        self.heap + (20 + record) * self.pairs
+    /// [`peak`](Self::peak) with `found` more pairs of distinct sets, standing for `pairs` more
+    /// pairs of sets.
+    fn peak_with(&self, found: u64, pairs: u64) -> u64 {
+        JoinShape {
+            distinct_pairs: self.distinct_pairs.saturating_add(found),
+            pairs: self.pairs.saturating_add(pairs),
+            ..*self
+        }
+        .peak()
+    }
+}
+
+/// The memory limit while the join runs: each probe's pairs are counted as soon as it has
+/// found them, with the pairs of sets they stand for (one for each member of one group with
+/// each member of the other), and once the estimate with them passes the limit the probes left
+/// are skipped. Why during the join: near-identical documents pair quadratically, and the
+/// matches and records of pairs found in thousands of groups dwarf everything the sets' sizes
+/// predict.
+struct Budget<'a> {
+    /// The join's shape with the pairs known before it.
+    shape: JoinShape,
+    /// What the caller holds beside the join.
+    beside: u64,
+    /// No limit, no accounting.
+    limit: Option<u64>,
+    /// The members of each group, by distinct set.
+    groups: &'a [Vec<u32>],
+    /// Whether some group has more than one member (else a pair found is one pair of sets).
+    copies: bool,
+    /// Pairs of distinct sets found so far.
+    found: AtomicU64,
+    /// The pairs of sets they stand for.
+    pairs: AtomicU64,
+    /// The estimate that passed the limit; 0 while none did.
+    over: AtomicU64,
+}
+
+impl<'a> Budget<'a> {
+    fn new(shape: JoinShape, beside: u64, limit: Option<u64>, groups: &'a [Vec<u32>]) -> Self {
+        Budget {
+            shape,
+            beside,
+            limit,
+            groups,
+            copies: groups.iter().any(|g| g.len() > 1),
+            found: AtomicU64::new(0),
+            pairs: AtomicU64::new(0),
+            over: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether the limit was passed: the probes left have nothing to do.
+    fn spent(&self) -> bool {
+        self.over.load(Relaxed) != 0
+    }
+
+    /// Counts the pairs `out` of one probe, as `(rank, rank, overlap)` with `order` from ranks
+    /// to distinct sets. Each total is its counter's value after this probe's addition, never
+    /// more than the final count, so a refusal is never spurious; what a race between two
+    /// probes leaves uncounted here, the check after the join counts.
+    fn charge(&self, out: &[(u32, u32, u32)], order: &[u32]) {
+        let Some(limit) = self.limit else { return };
+        let pairs = if self.copies {
+            let members = |rank: u32| self.groups[order[rank as usize] as usize].len() as u64;
+            out.iter().map(|&(x, y, _)| members(x) * members(y)).sum()
+        } else {
+            out.len() as u64
+        };
+        let found = self.found.fetch_add(out.len() as u64, Relaxed) + out.len() as u64;
+        let pairs = self.pairs.fetch_add(pairs, Relaxed) + pairs;
+        let needed = self
+            .beside
+            .saturating_add(self.shape.peak_with(found, pairs));
+        if needed > limit {
+            self.over.fetch_max(needed, Relaxed);
+        }
+    }
+
+    /// The refusal, when the limit was passed.
+    fn refusal(&self) -> Result<()> {
+        match (self.over.load(Relaxed), self.limit) {
+            (needed, Some(limit)) if needed > 0 => Err(Error::TooLargeForExact { needed, limit }),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -514,21 +610,26 @@ impl JoinShape {
 /// Identical sets are recognized when their hashes come in the same order, as they do for
 /// identical documents; sets equal in another order are joined like any two sets.
 pub fn join(sets: Vec<Vec<u64>>, opts: &JoinOptions) -> Result<JoinOutput> {
-    join_beside(sets, opts, 0).map(|(out, _)| out)
+    join_beside(sets, opts, 0, 0).map(|(out, _)| out)
 }
 
-/// [`join`] in a process that holds `beside` bytes of its own during the join: the memory limit
-/// applies to both together. The estimate is checked, and the join refused with
-/// [`Error::TooLargeForExact`], before anything big is allocated: once before grouping the
-/// identical sets (a lower bound), once after, from the distinct sets' sizes. Returns the
-/// join's shape too, with the pairs found.
+/// [`join`] in a process that holds `beside` bytes of its own during the join, and `record`
+/// bytes for each pair once it is over (while it turns the matches into its own records): the
+/// memory limit applies to all of it together. The estimate is checked, and the join refused
+/// with [`Error::TooLargeForExact`], before anything big is allocated: once before grouping the
+/// identical sets (a lower bound), once after, from the distinct sets' sizes and the pairs of
+/// identical sets; then as the probes find pairs, each probe's as soon as it is done (the
+/// probes left are skipped once the limit is passed); and last with every pair counted, before
+/// the matches are written out. Returns the join's shape too, with the pairs found.
 pub(crate) fn join_beside(
     sets: Vec<Vec<u64>>,
     opts: &JoinOptions,
     beside: u64,
+    record: u64,
 ) -> Result<(JoinOutput, JoinShape)> {
     let mut shape = JoinShape::of_input(&sets, rayon::current_num_threads() as u64);
     shape.containment = opts.measure == Measure::Containment;
+    shape.record = record;
     let refuse = |needed: u64| match opts.max_memory {
         Some(limit) if needed > limit => Err(Error::TooLargeForExact { needed, limit }),
         _ => Ok(()),
@@ -571,13 +672,20 @@ pub(crate) fn join_beside(
             .sum(),
         Measure::Containment => stats.tokens,
     };
+    // The pairs of each group's members are known now, whatever the threshold.
+    let members = |g: &Vec<u32>| g.len() as u64;
+    let copies: u64 = groups
+        .iter()
+        .map(|g| members(g) * (members(g) - 1) / 2)
+        .sum();
+    shape.pairs = copies;
     if opts.threshold.is_zero() {
         let d = stats.distinct_sets;
         shape.distinct_pairs = d * d.saturating_sub(1) / 2;
         // Each group's own pairs, and every pair across groups.
         shape.pairs = stats.sets * stats.sets.saturating_sub(1) / 2;
     }
-    refuse(beside + shape.peak())?;
+    refuse(beside.saturating_add(shape.peak()))?;
 
     let tokens = TokenSets::from_hash_sets(reps);
     stats.distinct_tokens = tokens.distinct as u64;
@@ -586,18 +694,30 @@ pub(crate) fn join_beside(
         stats.candidates = all.len() as u64;
         all
     } else {
+        let budget = Budget::new(shape, beside, opts.max_memory, &groups);
         let (found, index_entries, candidates) = match opts.measure {
-            Measure::Jaccard => jaccard_join(&tokens, opts.threshold),
-            Measure::Containment => containment_join(&tokens, opts.threshold),
+            Measure::Jaccard => jaccard_join(&tokens, opts.threshold, &budget),
+            Measure::Containment => containment_join(&tokens, opts.threshold, &budget),
         };
+        budget.refusal()?;
         stats.index_entries = index_entries;
         stats.candidates = candidates;
         found
     };
 
+    // Every pair counted, before the matches are allocated: each pair of groups stands for all
+    // pairs of their members.
+    let across: u64 = found
+        .iter()
+        .map(|&(gx, gy, _)| members(&groups[gx as usize]) * members(&groups[gy as usize]))
+        .sum();
+    shape.distinct_pairs = found.len() as u64;
+    shape.pairs = copies + across;
+    refuse(beside.saturating_add(shape.peak()))?;
+
     // Back from groups to the input sets: each pair of groups stands for all pairs of their
     // members, and the members of one group are pairwise identical.
-    let mut matches = Vec::new();
+    let mut matches = Vec::with_capacity(shape.pairs as usize);
     let mut push = |x: u32, y: u32, overlap: u32| {
         let (a, b) = if x < y { (x, y) } else { (y, x) };
         matches.push(Match {
@@ -616,7 +736,6 @@ pub(crate) fn join_beside(
             }
         }
     }
-    let found_len = found.len() as u64;
     for (gx, gy, overlap) in found {
         for &x in &groups[gx as usize] {
             for &y in &groups[gy as usize] {
@@ -625,9 +744,7 @@ pub(crate) fn join_beside(
         }
     }
     matches.par_sort_unstable();
-    // The estimate reported counts the pairs found, not only those known in advance.
-    shape.distinct_pairs = shape.distinct_pairs.max(found_len);
-    shape.pairs = matches.len() as u64;
+    debug_assert_eq!(matches.len() as u64, shape.pairs);
     stats.memory_estimate = shape.peak();
     Ok((JoinOutput { matches, stats }, shape))
 }
@@ -1222,30 +1339,48 @@ fn size_order(sets: &TokenSets) -> (Vec<u32>, Vec<u32>) {
     (order, sizes)
 }
 
-/// Runs `probe` for every rank in parallel with a per-worker [`Scratch`], and gathers the pairs
-/// (as set indices) and the number of verified candidates.
-fn run_probes<F>(n: usize, order: &[u32], probe: F) -> (Vec<(u32, u32, u32)>, u64)
+/// Pairs as `(set, set, overlap)`: ranks in a probe's, indices of sets once gathered.
+type Pairs = Vec<(u32, u32, u32)>;
+
+/// Runs `probe` for every rank in parallel with a per-worker [`Scratch`], and returns each
+/// rank's pairs (as ranks) and the number of verified candidates. Each probe's pairs are charged
+/// to `budget` as soon as it is done; once it is spent, the probes left do nothing.
+fn run_probes<F>(n: usize, order: &[u32], budget: &Budget<'_>, probe: F) -> (Vec<Pairs>, u64)
 where
-    F: Fn(usize, &mut Scratch, &mut Vec<(u32, u32, u32)>) -> u64 + Sync,
+    F: Fn(usize, &mut Scratch, &mut Pairs) -> u64 + Sync,
 {
     let candidates = AtomicU64::new(0);
-    let found: Vec<Vec<(u32, u32, u32)>> = (0..n)
+    let found: Vec<Pairs> = (0..n)
         .into_par_iter()
         .map_init(
             || Scratch::new(n),
             |scratch, r| {
                 let mut out = Vec::new();
+                if budget.spent() {
+                    return out;
+                }
                 candidates.fetch_add(probe(r, scratch, &mut out), Relaxed);
+                if !out.is_empty() {
+                    budget.charge(&out, order);
+                }
                 out
             },
         )
         .collect();
-    let mut pairs: Vec<(u32, u32, u32)> = found.into_iter().flatten().collect();
-    for p in &mut pairs {
-        p.0 = order[p.0 as usize];
-        p.1 = order[p.1 as usize];
+    (found, candidates.into_inner())
+}
+
+/// The probes' pairs in one vector, as set indices; each piece is freed as it is copied.
+fn gather(found: Vec<Pairs>, order: &[u32]) -> Pairs {
+    let mut pairs = Vec::with_capacity(found.iter().map(Vec::len).sum());
+    for piece in found {
+        pairs.extend(
+            piece
+                .into_iter()
+                .map(|(x, y, o)| (order[x as usize], order[y as usize], o)),
+        );
     }
-    (pairs, candidates.into_inner())
+    pairs
 }
 
 /// Jaccard join. Returns the pairs (set indices and overlap), the index size and the number of
@@ -1262,13 +1397,17 @@ where
 /// Each prefix is computed from a lower bound of the true required overlap, rounded up only
 /// where the overlap is an integer anyway, so each is at least as long as needed: the filters can
 /// keep extra candidates, never lose a pair.
-fn jaccard_join(sets: &TokenSets, t: Threshold) -> (Vec<(u32, u32, u32)>, u64, u64) {
+fn jaccard_join(
+    sets: &TokenSets,
+    t: Threshold,
+    budget: &Budget<'_>,
+) -> (Vec<(u32, u32, u32)>, u64, u64) {
     let (order, sizes) = size_order(sets);
     let n = order.len();
     let index_len = |s: u32| (s as u64 - t.ceil_of_double(s as u64) + 1) as usize;
     let index = Index::build(sets, &order, |r| index_len(sizes[r]), |_| true);
     let entries = index.entries.len() as u64;
-    let (pairs, candidates) = run_probes(n, &order, |r, scratch, out| {
+    let (found, candidates) = run_probes(n, &order, budget, |r, scratch, out| {
         let x = sets.set(order[r] as usize);
         let sx = x.len() as u32;
         let min_size = t.ceil_of(sx as u64) as u32;
@@ -1305,7 +1444,9 @@ fn jaccard_join(sets: &TokenSets, t: Threshold) -> (Vec<(u32, u32, u32)>, u64, u
                 }
         })
     });
-    (pairs, entries, candidates)
+    // The index is freed before the pieces are gathered.
+    drop(index);
+    (gather(found, &order), entries, candidates)
 }
 
 /// Containment join: pairs with `max(|x ∩ y| / |x|, |x ∩ y| / |y|) >= t`.
@@ -1318,7 +1459,11 @@ fn jaccard_join(sets: &TokenSets, t: Threshold) -> (Vec<(u32, u32, u32)>, u64, u
 /// - probe prefix of `y`: `|y| - a + 1` tokens, the prefix principle with the exact `a`;
 /// - the larger set is indexed whole (only the tokens that occur in some probe prefix, since no
 ///   other list is ever read), so the principle needs nothing from its side.
-fn containment_join(sets: &TokenSets, t: Threshold) -> (Vec<(u32, u32, u32)>, u64, u64) {
+fn containment_join(
+    sets: &TokenSets,
+    t: Threshold,
+    budget: &Budget<'_>,
+) -> (Vec<(u32, u32, u32)>, u64, u64) {
     let (order, sizes) = size_order(sets);
     let n = order.len();
     let probe_len = |s: u32| (s - t.ceil_of(s as u64) as u32 + 1) as usize;
@@ -1340,7 +1485,7 @@ fn containment_join(sets: &TokenSets, t: Threshold) -> (Vec<(u32, u32, u32)>, u6
     );
     drop(read);
     let entries = index.entries.len() as u64;
-    let (pairs, candidates) = run_probes(n, &order, |r, scratch, out| {
+    let (found, candidates) = run_probes(n, &order, budget, |r, scratch, out| {
         let y = sets.set(order[r] as usize);
         let sy = y.len() as u32;
         let need = t.ceil_of(sy as u64) as u32;
@@ -1360,7 +1505,9 @@ fn containment_join(sets: &TokenSets, t: Threshold) -> (Vec<(u32, u32, u32)>, u6
             c.count as usize + rest
         })
     });
-    (pairs, entries, candidates)
+    // The index is freed before the pieces are gathered.
+    drop(index);
+    (gather(found, &order), entries, candidates)
 }
 
 /// Verifies the candidates left in `scratch` by the probe of rank `r` (set `x`), pushes the pairs
@@ -1761,7 +1908,7 @@ mod tests {
         // little else (in tests the buckets are tiny, so each worker's copy of one is too).
         let sets = disjoint(300, 400);
         let t = 300 * 400;
-        let (out, shape) = join_beside(sets, &at(0.8, None), 0).unwrap();
+        let (out, shape) = join_beside(sets, &at(0.8, None), 0, 0).unwrap();
         assert!(out.matches.is_empty());
         let estimate = out.stats.memory_estimate;
         assert_eq!(estimate, shape.peak());
@@ -1774,24 +1921,24 @@ mod tests {
     #[test]
     fn a_join_over_the_limit_is_refused_with_its_estimate() {
         let sets = disjoint(50, 200);
-        let (out, _) = join_beside(sets.clone(), &at(0.8, None), 0).unwrap();
+        let (out, _) = join_beside(sets.clone(), &at(0.8, None), 0, 0).unwrap();
         // No pair passes, so the estimate checked before the join is the one reported after.
         let estimate = out.stats.memory_estimate;
-        let err = join_beside(sets.clone(), &at(0.8, Some(estimate - 1)), 0).unwrap_err();
+        let err = join_beside(sets.clone(), &at(0.8, Some(estimate - 1)), 0, 0).unwrap_err();
         assert!(
             matches!(err, Error::TooLargeForExact { needed, limit }
                 if needed == estimate && limit == estimate - 1),
             "{err}"
         );
-        assert!(join_beside(sets.clone(), &at(0.8, Some(estimate)), 0).is_ok());
+        assert!(join_beside(sets.clone(), &at(0.8, Some(estimate)), 0, 0).is_ok());
         // What the caller holds beside the sets counts against the same limit.
-        let err = join_beside(sets.clone(), &at(0.8, Some(estimate)), 1000).unwrap_err();
+        let err = join_beside(sets.clone(), &at(0.8, Some(estimate)), 1000, 0).unwrap_err();
         assert!(
             matches!(err, Error::TooLargeForExact { needed, .. } if needed == estimate + 1000),
             "{err}"
         );
         // A limit the sets alone pass is refused before they are even grouped.
-        let err = join_beside(sets, &at(0.8, Some(1000)), 0).unwrap_err();
+        let err = join_beside(sets, &at(0.8, Some(1000)), 0, 0).unwrap_err();
         assert!(
             matches!(err, Error::TooLargeForExact { needed, .. } if needed < estimate / 2),
             "{err}"
@@ -1803,9 +1950,9 @@ mod tests {
         // 200 sets, two of them identical: 19,900 pairs, 19,701 of them of distinct sets.
         let mut sets = disjoint(199, 3);
         sets.push(sets[0].clone());
-        let (above, _) = join_beside(sets.clone(), &at(0.8, None), 0).unwrap();
+        let (above, _) = join_beside(sets.clone(), &at(0.8, None), 0, 0).unwrap();
         assert_eq!(above.matches.len(), 1);
-        let (every, shape) = join_beside(sets.clone(), &at(0.0, None), 0).unwrap();
+        let (every, shape) = join_beside(sets.clone(), &at(0.0, None), 0, 0).unwrap();
         assert_eq!(every.matches.len(), 19_900);
         assert_eq!((shape.pairs, shape.distinct_pairs), (19_900, 19_701));
         // The matches (20 bytes) and the pairs of distinct sets (12) at least.
@@ -1814,7 +1961,7 @@ mod tests {
         assert!(estimate > above.stats.memory_estimate);
         // Known before the join, so a limit below them refuses it.
         let limit = Some(every.stats.memory_estimate - 1);
-        assert!(join_beside(sets, &at(0.0, limit), 0).is_err());
+        assert!(join_beside(sets, &at(0.0, limit), 0, 0).is_err());
     }
 
     #[test]
@@ -1822,12 +1969,133 @@ mod tests {
         // A hundred copies of one set: all of them in memory, one of them numbered.
         let one = disjoint(1, 1000).pop().unwrap();
         let copies = vec![one; 100];
-        let (out, shape) = join_beside(copies, &at(0.8, None), 0).unwrap();
+        let (out, shape) = join_beside(copies, &at(0.8, None), 0, 0).unwrap();
         assert_eq!(out.matches.len(), 100 * 99 / 2);
         assert_eq!((shape.distinct_sets, shape.tokens), (1, 1000));
         let estimate = out.stats.memory_estimate;
         assert!(estimate >= shape.heap + 12 * 1000, "{estimate}");
         assert!(estimate < shape.heap + 12 * 100 * 1000, "{estimate}");
+    }
+
+    /// The estimate of `TooLargeForExact`, or a panic.
+    fn refused(r: Result<(JoinOutput, JoinShape)>) -> (u64, u64) {
+        match r {
+            Err(Error::TooLargeForExact { needed, limit }) => (needed, limit),
+            Err(e) => panic!("{e}"),
+            Ok((out, _)) => panic!("not refused: {:?}", out.stats),
+        }
+    }
+
+    #[test]
+    fn the_pairs_of_identical_sets_are_counted_before_the_join() {
+        // 300 copies of one set: 44,850 pairs, known as soon as the copies are grouped, each a
+        // match (20 bytes) and then the caller's record (64 here).
+        let one = disjoint(1, 50).pop().unwrap();
+        let copies = vec![one; 300];
+        let pairs = 300 * 299 / 2;
+        let (out, shape) = join_beside(copies.clone(), &at(0.8, None), 0, 64).unwrap();
+        assert_eq!(out.matches.len() as u64, pairs);
+        assert_eq!((shape.distinct_pairs, shape.pairs), (0, pairs));
+        let estimate = out.stats.memory_estimate;
+        assert!(estimate >= 84 * pairs, "{estimate}");
+        assert_eq!(estimate, shape.peak());
+        // Every pair is known before the join, so a limit just below the estimate is refused
+        // with all of it.
+        let (needed, limit) = refused(join_beside(
+            copies.clone(),
+            &at(0.8, Some(estimate - 1)),
+            0,
+            64,
+        ));
+        assert_eq!((needed, limit), (estimate, estimate - 1));
+        // The records count: without them the same limit is plenty.
+        let (out, _) = join_beside(copies, &at(0.8, Some(estimate - 1)), 0, 0).unwrap();
+        assert!(out.stats.memory_estimate < 25 * pairs + shape.heap);
+    }
+
+    #[test]
+    fn the_pairs_the_join_finds_are_charged_as_they_are_found() {
+        // 200 distinct sets, each 100 common shingles and one of its own: every pair has a
+        // Jaccard (and a containment) of 100/101 or more, 19,900 pairs that the sets' sizes do
+        // not announce.
+        let sets: Vec<Vec<u64>> = (0..200u64)
+            .map(|d| hashed((0..100).chain([1000 + d])))
+            .collect();
+        let pairs = 19_900;
+        for measure in [Measure::Jaccard, Measure::Containment] {
+            let opts = |max_memory| JoinOptions {
+                measure,
+                ..at(0.8, max_memory)
+            };
+            let (out, shape) = join_beside(sets.clone(), &opts(None), 0, 64).unwrap();
+            assert_eq!(out.matches.len() as u64, pairs);
+            assert_eq!((shape.distinct_pairs, shape.pairs), (pairs, pairs));
+            let full = out.stats.memory_estimate;
+            assert!(full >= 84 * pairs, "{full}");
+            // What the check before the join saw: no pair.
+            let before = JoinShape {
+                distinct_pairs: 0,
+                pairs: 0,
+                ..shape
+            }
+            .peak();
+            assert!(before < full / 2, "{before} {full}");
+            // Halfway: the probes stop once their pairs pass the limit, and the refusal names
+            // what was counted by then, over the limit and short of the whole.
+            let half = (before + full) / 2;
+            let (needed, limit) = refused(join_beside(sets.clone(), &opts(Some(half)), 0, 64));
+            assert_eq!(limit, half);
+            assert!(
+                needed > half && needed < full,
+                "{needed} {half} {full} {measure:?}"
+            );
+            // Just below the whole: refused, by the last probes or by the check after them,
+            // never with more than the whole.
+            let (needed, _) = refused(join_beside(sets.clone(), &opts(Some(full - 1)), 0, 64));
+            assert_eq!(needed, full);
+            let (out, _) = join_beside(sets.clone(), &opts(Some(full)), 0, 64).unwrap();
+            assert_eq!(out.matches.len() as u64, pairs);
+        }
+    }
+
+    #[test]
+    fn a_pair_of_groups_is_charged_for_every_pair_of_their_members() {
+        // 30 copies of one set and 40 of another close to it: 435 + 780 pairs within the groups,
+        // and 1,200 across them from the one pair of distinct sets the join finds.
+        let (a, b) = (hashed(0..100), hashed(0..101));
+        let sets = [vec![a; 30], vec![b; 40]].concat();
+        let (out, shape) = join_beside(sets.clone(), &at(0.8, None), 0, 64).unwrap();
+        assert_eq!(out.matches.len(), 2415);
+        assert_eq!((shape.distinct_pairs, shape.pairs), (1, 2415));
+        let full = out.stats.memory_estimate;
+        let copies = JoinShape {
+            distinct_pairs: 0,
+            pairs: 435 + 780,
+            ..shape
+        }
+        .peak();
+        assert!(full > copies && full >= 84 * 2415, "{copies} {full}");
+        // The groups' own pairs pass before the join, the pair it finds does not: refused with
+        // all 2,415.
+        let (needed, _) = refused(join_beside(sets.clone(), &at(0.8, Some(full - 1)), 0, 64));
+        assert_eq!(needed, full);
+        // Below the groups' own pairs: refused before the join, with them.
+        let (needed, _) = refused(join_beside(sets, &at(0.8, Some(copies - 1)), 0, 64));
+        assert_eq!(needed, copies);
+    }
+
+    #[test]
+    fn counts_of_pairs_too_large_to_hold_saturate() {
+        // Every pair of three billion copies: more bytes than a u64 counts, refused whatever
+        // the limit rather than wrapped around to a small number.
+        let shape = JoinShape {
+            pairs: u64::MAX / 2,
+            distinct_pairs: u64::MAX / 2,
+            record: 64,
+            ..JoinShape::default()
+        };
+        assert_eq!(shape.peak(), u64::MAX);
+        assert_eq!(shape.peak_with(u64::MAX, u64::MAX), u64::MAX);
     }
 
     #[test]

@@ -255,7 +255,7 @@ fn exact_mode_reads_json_lines_like_files() {
 }
 
 /// A size as `format_bytes` prints it (`2.4 MiB`), in bytes, to within its one decimal.
-fn bytes_of(size: &str) -> f64 {
+pub(super) fn bytes_of(size: &str) -> f64 {
     let (number, unit) = size.split_once(' ').expect("a number and a unit");
     let scale = match unit {
         "B" => 1.0,
@@ -268,7 +268,7 @@ fn bytes_of(size: &str) -> f64 {
 }
 
 /// The size printed after `before` on the run's stderr, up to its unit.
-fn size_after<'a>(run: &'a Run, before: &str) -> &'a str {
+pub(super) fn size_after<'a>(run: &'a Run, before: &str) -> &'a str {
     let at = run
         .stderr
         .find(before)

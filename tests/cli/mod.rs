@@ -10,6 +10,7 @@ mod dedup;
 mod determinism;
 mod errors;
 mod exact;
+mod exact_memory;
 mod flags;
 mod formats;
 mod fuzz;
