@@ -85,6 +85,9 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
         bar.finish();
     }
     if let Some(ignore) = &ignore {
+        // Matched together first: each set of globs once over all the ids, not per pair.
+        let ids = report.pairs.iter().flat_map(|p| [p.a, p.b]);
+        ignore.prepare(ids.map(|i| report.id(i)));
         report.stats.ignored_pairs = report.remove_pairs(|a, b| ignore.accepts(a, b));
     }
     // The baseline written is today's pairs, before the old baseline hides any.
