@@ -9,8 +9,10 @@
 //! writes the kept rows with every column and the input's schema ([`write_kept`]).
 //!
 //! A directory is a Parquet dataset when the files under it (walked recursively, in sorted
-//! order) are `.parquet` files, apart from the `_SUCCESS` and `.crc` files Spark and Hadoop
-//! leave beside them (any name starting with `_` or `.`).
+//! order) are `.parquet` files. As Spark, Hive and pyarrow do, the walk leaves out every file
+//! and directory whose name starts with `_` or `.`: the `_SUCCESS` and `.crc` files Spark and
+//! Hadoop leave beside the shards, and the `_temporary` directory of a job still writing (or
+//! one that failed), whose shards would be read twice once the job commits them.
 //!
 //! **Files from strangers.** Every file is checked before the Parquet crate decodes it: the
 //! `PAR1` magic at both ends, a footer no longer than the file (and [`MAX_FOOTER_BYTES`]), a
@@ -122,14 +124,14 @@ pub fn dataset_files(path: &Path) -> Option<Vec<PathBuf>> {
             continue;
         };
         for e in entries.flatten() {
+            let entry = e.path();
+            let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.starts_with('.') || name.starts_with('_') {
+                continue;
+            }
             match e.file_type() {
-                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(t) if t.is_dir() => stack.push(entry),
                 Ok(t) if t.is_file() => {
-                    let entry = e.path();
-                    let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                    if name.starts_with('.') || name.starts_with('_') {
-                        continue;
-                    }
                     if !is_parquet_path(&entry) {
                         return None;
                     }
@@ -1587,12 +1589,18 @@ mod tests {
     fn a_directory_is_a_dataset_when_it_holds_parquet_files_only() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        std::fs::create_dir_all(d.join("data/b")).unwrap();
+        for sub in ["data/b", "data/_temporary/0", "data/.hidden"] {
+            std::fs::create_dir_all(d.join(sub)).unwrap();
+        }
+        // What a Spark job leaves, and what one still writing (or failed) does: not read.
         for f in [
             "data/b/1.parquet",
             "data/0.parquet",
             "data/_SUCCESS",
             "data/.0.parquet.crc",
+            "data/_temporary/0/part-0.parquet",
+            "data/_temporary/0/notes.md",
+            "data/.hidden/2.parquet",
         ] {
             std::fs::write(d.join(f), "").unwrap();
         }
