@@ -214,7 +214,7 @@ impl Sketcher for Dedup<'_> {
         Some(Hashed {
             hash,
             chars: if self.chars {
-                raw.text.chars().count() as u64
+                crate::text::strip_bom(raw.text).chars().count() as u64
             } else {
                 0
             },
@@ -423,8 +423,20 @@ mod tests {
             fates_of(&texts, Keep::Shortest),
             [Fate::Kept, Fate::Near { kept: 0 }]
         );
-        // Same length: the smaller id wins (d0 < d1), whatever the rule.
+        // Same length: the smaller id wins (d0 < d1), whatever the rule. A leading byte-order
+        // mark is not text, so it does not make its copy the longer.
         let same_length = LONG.replace("river", "ocean");
+        let bom = format!("\u{feff}{LONG}");
+        for texts in [[same_length.as_str(), LONG], [LONG, bom.as_str()]] {
+            for keep in [Keep::Longest, Keep::Shortest] {
+                assert_eq!(
+                    fates_of(&texts, keep)[0],
+                    Fate::Kept,
+                    "{keep:?} {:?}",
+                    &texts[1][..3]
+                );
+            }
+        }
         let texts = [same_length.as_str(), LONG];
         for keep in [Keep::Longest, Keep::Shortest] {
             assert_eq!(

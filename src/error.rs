@@ -257,7 +257,7 @@ impl Param {
             Param::Seed => "seed",
             Param::StopwordsFile => "stopwords",
             Param::NoNfkc => "no NFKC normalization",
-            Param::NoLowercase => "no lowercasing",
+            Param::NoLowercase => "no case folding",
             Param::NoCollapseWhitespace => "no white-space collapsing",
             Param::NoTrim => "no trimming",
         }

@@ -164,7 +164,7 @@ impl SigningParams {
         let (a, b) = (&self.normalize, &run.normalize);
         for (step, off, built, now) in [
             ("NFKC normalization", Param::NoNfkc, a.nfkc, b.nfkc),
-            ("lowercasing", Param::NoLowercase, a.lowercase, b.lowercase),
+            ("case folding", Param::NoLowercase, a.lowercase, b.lowercase),
             (
                 "white-space collapsing",
                 Param::NoCollapseWhitespace,

@@ -138,7 +138,7 @@ impl Sketcher for SignSketcher<'_> {
     fn sketch(&self, s: &mut Scratch, raw: &Raw<'_>) -> Option<Signed> {
         Some(Signed {
             id_made_up: raw.id_made_up,
-            chars: raw.text.chars().count() as u64,
+            chars: crate::text::strip_bom(raw.text).chars().count() as u64,
             print: xxh3_128(s.text.as_bytes()),
             signature: self.0.sign_normalized(s),
         })

@@ -402,7 +402,7 @@ fn different_parameters_are_refused_with_the_flag_named() {
         .code(2);
     assert!(
         r.stderr
-            .contains("index was built with lowercasing, this run uses --no-lowercase"),
+            .contains("index was built with case folding, this run uses --no-lowercase"),
         "{}",
         r.describe()
     );
