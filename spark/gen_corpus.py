@@ -15,7 +15,8 @@ Ids are unique strings that do not follow input order (`d` and a shuffled number
 id" and "the first in input order" differ, as they do in real corpora.
 
 Writes N shards as JSON lines (`shard-K.jsonl`, with a few blank and malformed lines when asked)
-and/or Parquet (`shard-K.parquet`, the id in a struct column `meta.id` when asked).
+and/or Parquet (`shard-K.parquet`, the id in a struct column `meta.id`, or unsigned, when asked,
+and more columns as pandas writes them with `--extra`).
 
     python spark/gen_corpus.py --docs 3000 --shards 4 --jsonl DIR --parquet DIR
 """
@@ -153,7 +154,18 @@ def write_jsonl(corpus: Corpus, out: str, shards: int, damage: bool = False) -> 
 
 
 def write_parquet(corpus: Corpus, out: str, shards: int, nested_id: bool = False,
-                  row_group: int = 200) -> list[str]:
+                  row_group: int = 200, extra: bool = False, uint_ids: bool = False,
+                  names: list[str] | None = None) -> list[str]:
+    """Writes the shards (`names`: their paths under `out`, default `shard-K.parquet`).
+
+    - `nested_id`: the id in a struct column, `meta.id`; `uint_ids`: ids as unsigned 64-bit
+      numbers, some above the largest signed one;
+    - `extra`: columns as pandas writes them beside the text and the id, and its schema
+      metadata: a `datetime64[ns]` column (Parquet `TIMESTAMP(NANOS)`), an unsigned one, a
+      categorical (dictionary), a column whose name has a dot (`meta.url`, as
+      `pd.json_normalize` names them), `Text` and `ID` columns that differ from `text` and
+      `id` only in case; and a null text every 97 rows."""
+    import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -161,8 +173,11 @@ def write_parquet(corpus: Corpus, out: str, shards: int, nested_id: bool = False
     paths = []
     for k, (a, b) in enumerate(shard_bounds(len(corpus.ids), shards)):
         ids = corpus.ids[a:b]
+        texts = corpus.texts[a:b]
+        if extra:
+            texts = [None if i % 97 == 40 else t for i, t in zip(range(a, b), texts)]
         cols = {
-            "text": pa.array(corpus.texts[a:b], pa.string()),
+            "text": pa.array(texts, pa.string()),
             "n": pa.array(range(a, b), pa.int64()),
         }
         if nested_id:
@@ -170,10 +185,28 @@ def write_parquet(corpus: Corpus, out: str, shards: int, nested_id: bool = False
                 [pa.array(ids, pa.string()), pa.array([len(t) for t in corpus.texts[a:b]])],
                 names=["id", "len"],
             )
+        elif uint_ids:
+            cols["id"] = pa.array([(1 << 63) + int(i[1:]) if int(i[1:]) % 2 else int(i[1:])
+                                   for i in ids], pa.uint64())
         else:
             cols["id"] = pa.array(ids, pa.string())
         table = pa.table(cols)
-        path = os.path.join(out, f"shard-{k}.parquet")
+        if extra:
+            frame = pd.DataFrame({
+                "Text": [f"another text {i}" for i in range(a, b)],
+                "ID": [f"another-id-{i}" for i in range(a, b)],
+                "meta.url": [f"https://example.org/{i}" for i in range(a, b)],
+                "seen": pd.to_datetime([1_600_000_000_000_000_000 + 1_000_003 * i
+                                        for i in range(a, b)], unit="ns"),
+                "words": np.array([len(t.split()) for t in corpus.texts[a:b]], np.uint32),
+                "lang": pd.Categorical([("en", "de", "fr")[i % 3] for i in range(a, b)]),
+            })
+            more = pa.Table.from_pandas(frame, preserve_index=False)
+            for name in more.column_names:
+                table = table.append_column(more.schema.field(name), more.column(name))
+            table = table.replace_schema_metadata(more.schema.metadata)
+        path = os.path.join(out, names[k] if names else f"shard-{k}.parquet")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         pq.write_table(table, path, row_group_size=row_group,
                        compression="zstd" if k % 2 else "snappy")
         paths.append(path)
@@ -191,6 +224,9 @@ def main() -> None:
     ap.add_argument("--damage", action="store_true")
     ap.add_argument("--nested-id", action="store_true")
     ap.add_argument("--row-group", type=int, default=200)
+    ap.add_argument("--extra", action="store_true",
+                    help="pandas-written columns beside the text and the id (see write_parquet)")
+    ap.add_argument("--uint-ids", action="store_true")
     args = ap.parse_args()
     corpus = generate(args.docs, args.seed, args.boilerplate)
     if args.jsonl:
@@ -198,7 +234,7 @@ def main() -> None:
             print(p)
     if args.parquet:
         for p in write_parquet(corpus, args.parquet, args.shards, args.nested_id,
-                               args.row_group):
+                               args.row_group, args.extra, args.uint_ids):
             print(p)
 
 

@@ -5,7 +5,8 @@
     python spark/ndup_spark.py data/train/ --text-field content --out result/ --keep longest
 
 The map stage is ndup itself: each Spark partition of the input is piped, as JSON lines, through
-`ndup sign - --out <executor temp dir>`, and the signature shard it writes is read back as Arrow.
+`ndup sign - --out -` (in an empty working directory of its own, so that no `ndup.toml` is read),
+and the Arrow stream it writes is handed to Spark.
 Everything after it is Spark DataFrames, reproducing ndup's own rules exactly:
 
 1. **Order and ids.** Every input row gets a key `(file, block, pos)`: the file's place in the
@@ -28,7 +29,8 @@ Everything after it is Spark DataFrames, reproducing ndup's own rules exactly:
    for LSH), near-duplicate pairs among those first documents, components of exact links and
    verified pairs, one document kept per component by `--keep first|longest|shortest`.
 
-Outputs, under `--out DIR`:
+Outputs, under `--out DIR` (any filesystem Spark writes; the four are removed first when a run
+into DIR starts, and `metrics.json`, written last, says that the run finished):
 
 - `DIR/pairs` (Parquet): `a`, `b` (ids, `a < b`), `estimate`, `doc_a`, `doc_b`: the pairs of
   `ndup scan --verify signature` (with `--mode dedup`: the pairs among distinct texts that
@@ -39,27 +41,35 @@ Outputs, under `--out DIR`:
   it, null when the scan skips it for a duplicate id) and `scan_cluster`: the smallest id of its
   cluster as `ndup scan --clusters` reports it (null when it is in no pair).
 - `DIR/dedup`: the kept input rows, in input order: JSON-lines input gives text part files whose
-  lines are the kept records byte for byte; Parquet input gives Parquet with the input's
-  columns.
+  concatenation is what `ndup dedup` writes, byte for byte; Parquet input gives Parquet with the
+  input's schema (see `--parquet-writer`).
 - `DIR/metrics.json`: time, shuffle bytes and counts per stage.
 
-See docs/scale-out.md for the design and its costs.
+Bad input or arguments end the job with one line on stderr and exit status 2; any other failure
+with one line, exit status 1, and the whole trace in a file it names. See docs/scale-out.md for
+the design and its costs.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import math
 import os
+import re
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import urllib.parse
 import urllib.request
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -74,10 +84,20 @@ from pyspark.sql import DataFrame, SparkSession, Window  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
 
-JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".jsonl.zst", ".ndjson.zst")
+# ndup's limits (src/bin/ndup/cli.rs, src/source/records.rs).
+MAX_THREADS = 1024
+DEFAULT_MAX_LINE_BYTES = 64 << 20
+MAX_ID_BYTES = 4096
+BOM = b"\xef\xbb\xbf"
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+PARQUET_MAGIC = b"PAR1"
+# Bytes read from the head of a JSON-lines file: its compression, and a byte-order mark under
+# gzip.
+HEAD_BYTES = 1 << 16
 
 # What the signing stage returns: one row per document (kind 0), and one per input split
-# (kind 1) with the split's counts of lines and documents.
+# (kind 1) with the split's counts of lines, documents and blank lines.
 SIGNED_SCHEMA = T.StructType(
     [
         T.StructField("kind", T.IntegerType(), False),
@@ -94,6 +114,7 @@ SIGNED_SCHEMA = T.StructType(
         T.StructField("bands", T.ArrayType(T.LongType()), True),
         T.StructField("n_lines", T.LongType(), True),
         T.StructField("n_docs", T.LongType(), True),
+        T.StructField("n_blank", T.LongType(), True),
     ]
 )
 _SIGNED_ARROW = pa.schema(
@@ -112,12 +133,13 @@ _SIGNED_ARROW = pa.schema(
         ("bands", pa.list_(pa.int64())),
         ("n_lines", pa.int64()),
         ("n_docs", pa.int64()),
+        ("n_blank", pa.int64()),
     ]
 )
 
 
 class JobError(Exception):
-    """A problem with the input or the arguments, reported without a traceback."""
+    """A problem with the input or the arguments, reported in one line, without a traceback."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -138,7 +160,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", required=True, metavar="DIR",
                     help="output directory: DIR/pairs, DIR/clusters, DIR/dedup, DIR/metrics.json")
     ap.add_argument("--format", choices=["auto", "jsonl", "parquet"], default="auto",
-                    help="input format (auto: by the file names, .parquet or JSON lines)")
+                    help="input format (auto: by the file names, .parquet or .jsonl/.ndjson)")
     ap.add_argument("--text-field", default="text", metavar="FIELD",
                     help="dotted path of the text (a column of Parquet)")
     ap.add_argument("--id-field", default="id", metavar="FIELD",
@@ -150,23 +172,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, metavar="S")
     ap.add_argument("--sign-args", default="", metavar="ARGS",
                     help="more flags for `ndup sign` (shingling, normalization, sketch), as one "
-                    "shell-quoted string: --sign-args '-k 5 --no-nfkc'")
+                    "shell-quoted string: --sign-args '-k 5 --no-nfkc'; a --stopwords file is "
+                    "read on the driver and shipped to the executors")
     ap.add_argument("--max-bucket", type=int, default=1000, metavar="N",
                     help="buckets with more members are linked as a star around their first "
-                    "member (as ndup's --max-bucket)")
+                    "member (as ndup's --max-bucket; at least 2)")
     ap.add_argument("--keep", choices=["first", "longest", "shortest"], default="first",
                     help="which document of a cluster dedup keeps (as ndup dedup's --keep)")
     ap.add_argument("--mode", choices=["full", "dedup"], default="full",
                     help="full: also the pairs and clusters of `ndup scan` (every document, "
                     "exact copies included, through LSH); dedup: only what `ndup dedup` needs "
                     "(cheaper on corpora with many exact copies)")
+    ap.add_argument("--parquet-writer", choices=["auto", "arrow", "spark"], default="auto",
+                    help="how DIR/dedup is written for Parquet input: arrow (pyarrow on the "
+                    "executors reads the kept rows' files and writes them with the input's exact "
+                    "schema; the input and DIR must be local paths to the executors), spark "
+                    "(Spark's reader and writer: any filesystem, but Spark's types); auto: arrow "
+                    "when every input and DIR are file: paths")
     ap.add_argument("--ndup", default=shutil.which("ndup") or "ndup", metavar="PATH",
                     help="the ndup binary, shipped to the executors with SparkContext.addFile "
                     "(default: ndup on PATH)")
     ap.add_argument("--ndup-on-executors", metavar="PATH",
-                    help="use the ndup at PATH on every executor instead of shipping --ndup")
+                    help="use the ndup at PATH on every executor instead of shipping --ndup (a "
+                    "relative PATH is taken from the executor's working directory)")
     ap.add_argument("--ndup-threads", type=int, default=1, metavar="N",
-                    help="threads of each ndup process (default 1: Spark runs a task per core)")
+                    help="threads of each ndup process (default 1: Spark runs a task per core; "
+                    "0: one per core; at most 1024)")
     ap.add_argument("--master", default=None,
                     help="Spark master (default: spark-submit's, or local[*])")
     ap.add_argument("--shuffle-partitions", type=int, metavar="N",
@@ -176,7 +207,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="spark.sql.files.maxPartitionBytes: input bytes per signing task")
     ap.add_argument("--no-sort-output", action="store_true",
                     help="write DIR/dedup without restoring input order (saves a sort of the "
-                    "kept rows)")
+                    "kept rows; JSON lines and --parquet-writer spark only)")
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="more Spark configuration (repeatable)")
     ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -188,6 +219,196 @@ def log(args: argparse.Namespace, msg: str) -> None:
         print(f"ndup-spark: {msg}", file=sys.stderr, flush=True)
 
 
+def parse_size(s: str) -> int:
+    """A size as ndup reads one (`parse_size` in src/bin/ndup/cli.rs): bytes, or K, M, G, T
+    (powers of 1024), optionally followed by B or iB; fractions allowed."""
+    lower = s.strip().lower()
+    body = lower[:-2] if lower.endswith("ib") else lower[:-1] if lower.endswith("b") else lower
+    shift = {"k": 10, "m": 20, "g": 30, "t": 40}.get(body[-1:], 0)
+    digits = body[:-1] if shift else body
+    try:
+        v = float(digits.strip())
+    except ValueError:
+        v = float("nan")
+    if not math.isfinite(v) or v < 0 or v * (1 << shift) >= 2.0**64 or "_" in digits:
+        raise JobError(f"`{s}` is not a size (try 4096, 64K, 500M or 1.5G)")
+    return round(v * (1 << shift))
+
+# Flags of `ndup sign` that the job sets itself (or that make no sense for it): refused in
+# --sign-args, with the job's flag to use instead where there is one.
+OWNED_FLAGS = {
+    "--out": "--out", "--ids": None, "-j": "--ndup-threads", "--threads": "--ndup-threads",
+    "-q": "--quiet", "--quiet": "--quiet", "--color": None, "--shard-rows": None,
+    "--jsonl": "--format", "--id-field": "--id-field", "--text-field": "--text-field",
+    "-t": "--threshold", "--threshold": "--threshold", "--num-perm": "--num-perm",
+    "--seed": "--seed", "-b": "--bands", "--bands": "--bands", "-r": "--rows",
+    "--rows": "--rows", "--max-bucket": "--max-bucket", "--verify": None,
+    "--config": "flags", "--files-from": "INPUT", "--glob": "INPUT", "--exclude": "INPUT",
+    "--max-filesize": None, "--partial-input": None, "-h": None, "--help": None, "-V": None,
+    "--version": None,
+}
+
+
+@dataclass
+class SignArgs:
+    """--sign-args, checked: the flags passed on as they are, and the two the job reads."""
+
+    flags: list[str]
+    stopwords: str | None = None  # absolute, on the driver; shipped to the executors
+    max_line: int | None = None  # --max-line-length in bytes, when given
+
+
+def parse_sign_args(text: str, cwd: str | None = None) -> SignArgs:
+    try:
+        tokens = shlex.split(text)
+    except ValueError as e:
+        raise JobError(f"--sign-args: {e} in {text!r}") from None
+    out = SignArgs([])
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        name, eq, value = tok.partition("=") if tok.startswith("--") else (tok, "", "")
+        # Short flags take their value attached too (`-j4`).
+        short = [f for f in OWNED_FLAGS if len(f) == 2 and tok.startswith(f)]
+        owned = name if name in OWNED_FLAGS else None if tok.startswith("--") or not short \
+            else short[0]
+        if owned is not None:
+            instead = OWNED_FLAGS[owned]
+            why = (f"give the job's {instead}" if instead and instead.startswith("--")
+                   else "pass ndup's parameters as flags" if instead == "flags"
+                   else "give the files as INPUT" if instead == "INPUT"
+                   else "the job sets it")
+            raise JobError(f"--sign-args: {owned} is not for --sign-args ({why})")
+        if name in ("--stopwords", "--max-line-length"):
+            if not eq:
+                if i + 1 >= len(tokens):
+                    raise JobError(f"--sign-args: {name} needs a value")
+                i += 1
+                value = tokens[i]
+            if name == "--stopwords":
+                # Read by ndup in a directory of its own: a relative path is taken from the
+                # driver's working directory, as a Spark user expects, and the file shipped.
+                out.stopwords = os.path.join(cwd or os.getcwd(), value)
+            else:
+                try:
+                    out.max_line = parse_size(value)
+                except JobError as e:
+                    raise JobError(f"--sign-args: --max-line-length: {e}") from None
+        else:
+            out.flags.append(tok)
+        i += 1
+    return out
+
+
+def resolve_ndup(path: str) -> str:
+    """The ndup binary on the driver, as an absolute path: a path with a slash is taken from the
+    working directory, a bare name is looked for on PATH, as a shell does."""
+    if os.sep in path or (os.altsep and os.altsep in path):
+        return os.path.abspath(path)
+    found = shutil.which(path)
+    if found is None:
+        raise JobError(f"cannot find ndup ({path}) on PATH: give its path with --ndup")
+    return os.path.abspath(found)
+
+
+def check_args(args: argparse.Namespace) -> SignArgs:
+    """Checks of the arguments that need neither Spark nor ndup; the --sign-args, parsed."""
+    if args.max_bucket < 2:
+        raise JobError("--max-bucket must be at least 2")
+    if args.ndup_threads < 0:
+        raise JobError(f"--ndup-threads: `{args.ndup_threads}` is not a whole number of threads")
+    if args.ndup_threads > MAX_THREADS:
+        raise JobError(f"--ndup-threads: at most {MAX_THREADS} threads, not {args.ndup_threads}")
+    if args.shuffle_partitions is not None and args.shuffle_partitions < 1:
+        raise JobError("--shuffle-partitions must be at least 1")
+    if args.max_partition_bytes is not None and not re.fullmatch(
+            r"\s*\d+\s*(b|k|kb|m|mb|g|gb|t|tb|p|pb)?\s*", args.max_partition_bytes, re.I):
+        raise JobError(f"--max-partition-bytes: `{args.max_partition_bytes}` is not a size "
+                       "(134217728, 128m, 1g)")
+    for kv in args.conf:
+        if "=" not in kv or not kv.partition("=")[0].strip():
+            raise JobError(f"--conf {kv}: not KEY=VALUE")
+    if args.ndup_on_executors == "":
+        raise JobError("--ndup-on-executors: an empty path")
+    sign = parse_sign_args(args.sign_args)
+    if sign.stopwords and os.path.basename(sign.stopwords) == os.path.basename(args.ndup):
+        raise JobError("--sign-args: the --stopwords file and the ndup binary have the same "
+                       "name; Spark ships files by name: rename one")
+    return sign
+
+
+# --------------------------------------------------------------------------------------------
+# ndup on the driver
+
+
+def first_line(text: str) -> str:
+    """The first line of an error that says something, without `error: `/`ndup: `."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            for prefix in ("error: ", "ndup: "):
+                if line.startswith(prefix):
+                    line = line[len(prefix):]
+            return line
+    return "(no message)"
+
+
+def sign_flags(args: argparse.Namespace, sign: SignArgs) -> list[str]:
+    """The flags every `ndup sign` of the job gets, less --stopwords (a path that differs on
+    the driver and the executors) and --max-line-length (which differs for Parquet: `job`)."""
+    # Every record gets a row, named as read: which id wins, and what a record without one is
+    # called, are decided over the whole input by this job (`scan_names`).
+    flags = ["--ids", "as-read", "--threshold", repr(args.threshold)]
+    for name in ("num_perm", "bands", "rows", "seed"):
+        v = getattr(args, name)
+        if v is not None:
+            flags += [f"--{name.replace('_', '-')}", str(v)]
+    return flags + sign.flags
+
+
+def run_ndup(cmd: list[str], data: bytes) -> subprocess.CompletedProcess:
+    """Runs ndup on the driver as the executors run it: in an empty directory of its own (no
+    `ndup.toml` of the working directory is read)."""
+    with tempfile.TemporaryDirectory(prefix="ndup-probe-") as tmp:
+        try:
+            return subprocess.run(cmd, input=data, capture_output=True, cwd=tmp)
+        except OSError as e:
+            raise JobError(f"cannot run ndup ({cmd[0]}): {e.strerror or e}; give its path with "
+                           "--ndup") from None
+
+
+def probe_ndup(exe: str, args: argparse.Namespace, flags: list[str]) -> dict:
+    """Runs `ndup sign` on one record on the driver, as the executors run it (the same flags
+    and threads): checks the binary and the flags before any Spark work, and returns the
+    signing parameters it writes (num_perm, bands, rows...)."""
+    cmd = [exe, "sign", "-", "--jsonl", "--out", "-", "-q", "-j", str(args.ndup_threads),
+           "--id-field", "id", "--text-field", "text", *flags]
+    r = run_ndup(cmd, b'{"id":"probe","text":"probe text"}\n')
+    err = r.stderr.decode(errors="replace")
+    too_old = (f"ndup ({exe}) is too old for the job ({{}}): build it from this checkout "
+               "(cargo build --release)")
+    if r.returncode != 0:
+        if "unrecognized subcommand" in err and "sign" in err:
+            raise JobError(too_old.format("it has no `ndup sign`"))
+        for flag in ("--ids", "--out", "--jsonl"):
+            if f"unexpected argument '{flag}'" in err or f"invalid value '-' for '{flag}" in err:
+                raise JobError(too_old.format(f"its `ndup sign` takes no {flag}"))
+        if "invalid value 'as-read'" in err:
+            raise JobError(too_old.format("its `ndup sign` has no --ids as-read"))
+        raise JobError(f"ndup sign: {first_line(err)}")
+    try:
+        meta = pa.ipc.open_stream(r.stdout).schema.metadata
+        params = json.loads(meta[b"ndup.params"])
+        params["format_version"] = meta[b"ndup.format_version"].decode()
+    except (pa.ArrowInvalid, KeyError, TypeError, ValueError) as e:
+        raise JobError(too_old.format(f"`ndup sign --out -` wrote no Arrow stream: {e}")) from None
+    missing = [k for k in ("num_perm", "bands", "rows", "sketch") if k not in params]
+    if missing:
+        raise JobError(f"ndup sign wrote no {', '.join(missing)}: the job needs a MinHash "
+                       "signature sketch (--sketch fss, oph or classic)")
+    return params
+
+
 # --------------------------------------------------------------------------------------------
 # Inputs
 
@@ -195,16 +416,36 @@ def log(args: argparse.Namespace, msg: str) -> None:
 @dataclass
 class InputFile:
     name: str  # as ndup would name it: the path as given, or DIR/relative for a walked directory
-    uri: str  # fully qualified, for Spark
+    uri: str  # fully qualified, percent-encoded (as Spark's `_metadata.file_path`)
     size: int  # bytes
+    path: str = ""  # fully qualified, as Hadoop spells a Path (not encoded)
+    local: str | None = None  # the path on this machine, for file: URIs
+    bom: bool = False  # JSON lines starting with a byte-order mark (Spark drops it)
+    meta: object = None  # Parquet: the footer (pyarrow FileMetaData)
 
 
 @dataclass
 class Inputs:
     fmt: str
-    files: list[InputFile]
+    files: list[InputFile]  # the files read, in input order
     # Normalized qualified path -> index in `files`.
     index: dict[str, int] = field(default_factory=dict)
+    # Files ndup would skip whole (a Parquet file without the text column...): (name, reason).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    # More than one source, as ndup counts them (skipped files included): ids made of line
+    # numbers are then prefixed with the source's name.
+    several: bool = False
+    # Parquet: the schema of the first file read (the dedup output's), and the paths of the
+    # text and id columns in it (`None`: no id column).
+    schema: pa.Schema | None = None
+    text_path: list[str] | None = None
+    id_path: list[str] | None = None
+
+
+def literal(path: str) -> str:
+    """A path for Spark's readers, which take `[`, `{`, `*`, `?` and `\\` in a name for a glob:
+    escaped, so that a file is read by its name."""
+    return re.sub(r"([\[\]{}*?\\])", r"\\\1", path)
 
 
 def normalize_uri(uri: str) -> str:
@@ -213,71 +454,414 @@ def normalize_uri(uri: str) -> str:
     return f"{u.scheme}://{u.netloc}{urllib.parse.unquote(u.path)}"
 
 
+def is_parquet_name(name: str) -> bool:
+    """As ndup's `is_parquet_path`: the extension `parquet`, in any case."""
+    base = name.rsplit("/", 1)[-1]
+    return "." in base.lstrip(".") and base.rsplit(".", 1)[1].lower() == "parquet"
+
+
+def is_jsonl_name(name: str) -> bool:
+    """As ndup's `is_jsonl_path`: `.jsonl` or `.ndjson`, optionally followed by `.gz`, `.zst` or
+    `.zstd`, in any case."""
+    base = name.rsplit("/", 1)[-1].lower()
+    for s in (".gz", ".zst", ".zstd"):
+        if base.endswith(s):
+            base = base[: -len(s)]
+            break
+    return base.endswith((".jsonl", ".ndjson"))
+
+
+def walk_skips(name: str) -> bool:
+    """A file or directory a directory walk leaves out, as ndup (and Spark) walk a Parquet
+    dataset: any name starting with `.` or `_` (`_SUCCESS`, `.part-0.parquet.crc`, the
+    `_temporary` directory of a job still writing)."""
+    return name.startswith((".", "_"))
+
+
+class Hadoop:
+    """Hadoop's FileSystem API through the JVM gateway, so that any store Spark reads works."""
+
+    def __init__(self, spark: SparkSession):
+        self.jvm = spark.sparkContext._jvm
+        self.conf = spark.sparkContext._jsc.hadoopConfiguration()
+        self.Path = self.jvm.org.apache.hadoop.fs.Path
+
+    def fs(self, path):
+        return path.getFileSystem(self.conf)
+
+    def path(self, given: str, what: str):
+        """A qualified Path and its FileSystem; a JobError naming `what` when the scheme or the
+        name is not one Hadoop takes."""
+        try:
+            p = self.Path(given)
+            fs = self.fs(p)
+            return fs.makeQualified(p), fs
+        except Exception as e:
+            raise JobError(f"{what}: {java_message(e)}") from None
+
+    def read(self, fs, path, offset: int, n: int) -> bytes:
+        stream = fs.open(path)
+        try:
+            if offset:
+                stream.seek(offset)
+            return bytes(self.jvm.org.apache.commons.io.IOUtils.toByteArray(stream, n))
+        finally:
+            stream.close()
+
+    def write(self, fs, path, data: bytes) -> None:
+        stream = fs.create(path, True)
+        try:
+            stream.write(bytearray(data))
+        finally:
+            stream.close()
+
+
+def java_message(e: BaseException) -> str:
+    """A Java exception's class and message, in one line (`FileNotFoundException: ...`)."""
+    je = getattr(e, "java_exception", None)
+    if je is not None:
+        try:
+            cause = je
+            while cause.getCause() is not None and cause.getCause() != cause:
+                cause = cause.getCause()
+            msg = cause.getMessage() or ""
+            return f"{cause.getClass().getSimpleName()}: {first_line(str(msg))}"
+        except Exception:
+            pass
+    return first_line(str(e))
+
+
+def check_out(hadoop: Hadoop, out: str, clean: bool = False) -> str:
+    """Checks --out before any work (a directory, or one that can be made); returns it
+    qualified. With `clean`, removes what an earlier run left in it."""
+    q, fs = hadoop.path(out, f"--out {out}")
+    try:
+        if fs.exists(q):
+            if not fs.getFileStatus(q).isDirectory():
+                raise JobError(f"--out {out}: exists and is not a directory")
+        else:
+            parent = q.getParent()
+            while parent is not None and not fs.exists(parent):
+                parent = parent.getParent()
+            if parent is not None and not fs.getFileStatus(parent).isDirectory():
+                raise JobError(f"--out {out}: {parent.toString()} is not a directory")
+        # The outputs of an earlier run into DIR go first: a run that fails leaves none of them
+        # beside new ones (metrics.json, written last, says a run finished).
+        for name in ("metrics.json", "pairs", "clusters", "dedup") if clean else ():
+            p = hadoop.Path(q, name)
+            if fs.exists(p) and not fs.delete(p, True):
+                raise JobError(f"--out {out}: cannot remove {name} of an earlier run")
+    except JobError:
+        raise
+    except Exception as e:
+        raise JobError(f"--out {out}: {java_message(e)}") from None
+    return q.toString()
+
+
+def file_key(uri: str):
+    """What makes two names one file: the device and inode of a local file (through links, as
+    ndup's `file_key`), the normalized URI of any other."""
+    u = urllib.parse.urlsplit(uri)
+    if u.scheme == "file":
+        try:
+            st = os.stat(urllib.parse.unquote(u.path))
+            return ("inode", st.st_dev, st.st_ino)
+        except OSError:
+            pass
+    return ("uri", normalize_uri(uri))
+
+
 def list_inputs(spark: SparkSession, args: argparse.Namespace) -> Inputs:
-    """The input files in ndup's order: as given, directories walked in sorted order (name by
-    name at each level, as ndup walks), through Hadoop's FileSystem so that any store works."""
-    jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    Path = jvm.org.apache.hadoop.fs.Path
-
-    def skip(name: str) -> bool:
-        return name.startswith((".", "_")) or name.endswith(".crc")
-
-    files: list[InputFile] = []
+    """The input files in ndup's order, each once: as given, directories walked in sorted order
+    (name by name at each level, as ndup walks), through Hadoop's FileSystem so that any store
+    works; then checked as ndup would read them (`check_jsonl`, `check_parquet`)."""
+    hadoop = Hadoop(spark)
+    found: list[InputFile] = []
     for given in args.inputs:
-        p = Path(given)
-        fs = p.getFileSystem(conf)
-        if not fs.exists(p):
-            raise JobError(f"{given}: no such file or directory")
-        qualified = fs.makeQualified(p)
-        status = fs.getFileStatus(qualified)
-        if not status.isDirectory():
-            files.append(InputFile(given, qualified.toUri().toString(), status.getLen()))
-            continue
+        q, fs = hadoop.path(given, given)
+        try:
+            if not fs.exists(q):
+                raise JobError(f"{given}: no such file or directory")
+            status = fs.getFileStatus(q)
+            if not status.isDirectory():
+                found.append(InputFile(given, q.toUri().toString(), status.getLen(),
+                                       q.toString()))
+                continue
+            local = q.toUri().getScheme() == "file"
 
-        def walk(dir_path, rel: str):
-            entries = sorted(fs.listStatus(dir_path), key=lambda s: s.getPath().getName())
-            for st in entries:
-                name = st.getPath().getName()
-                if skip(name):
-                    continue
-                child_rel = f"{rel}/{name}" if rel else name
-                if st.isDirectory():
-                    yield from walk(st.getPath(), child_rel)
-                else:
-                    yield child_rel, st.getPath().toUri().toString(), st.getLen()
+            def walk(dir_path, rel: str):
+                entries = sorted(fs.listStatus(dir_path), key=lambda s: s.getPath().getName())
+                for st in entries:
+                    name = st.getPath().getName()
+                    child_rel = f"{rel}/{name}" if rel else name
+                    # ndup does not follow symbolic links in a walk.
+                    if local and os.path.islink(st.getPath().toUri().getPath()):
+                        continue
+                    if walk_skips(name):
+                        continue
+                    if st.isDirectory():
+                        yield from walk(st.getPath(), child_rel)
+                    else:
+                        yield child_rel, st.getPath(), st.getLen()
 
-        base = given.rstrip("/")
-        for rel, uri, size in walk(qualified, ""):
-            files.append(InputFile(f"{base}/{rel}", uri, size))
+            base = given.rstrip("/") or "/"
+            for rel, path, size in walk(q, ""):
+                found.append(InputFile(f"{base}/{rel}", path.toUri().toString(), size,
+                                       path.toString()))
+        except JobError:
+            raise
+        except Exception as e:
+            raise JobError(f"{given}: {java_message(e)}") from None
+    # A file given twice (`a.jsonl ./a.jsonl`, or a shard and its directory) is read once, under
+    # the first name given, as ndup reads it.
+    files, seen = [], set()
+    for f in found:
+        key = file_key(f.uri)
+        if key not in seen:
+            seen.add(key)
+            files.append(f)
+    for f in files:
+        u = urllib.parse.urlsplit(f.uri)
+        if u.scheme == "file":
+            f.local = urllib.parse.unquote(u.path)
     if not files:
         raise JobError("no input files")
+    fmt = input_format(files, args.format)
+    heads = read_heads(hadoop, files, fmt)
+    if fmt == "jsonl":
+        inputs = check_jsonl(files, heads)
+    else:
+        inputs = check_parquet(files, heads, args.text_field, args.id_field)
+    inputs.several = len(files) > 1
+    inputs.index = {normalize_uri(f.uri): i for i, f in enumerate(inputs.files)}
+    return inputs
 
-    fmt = args.format
-    if fmt == "auto":
-        parquet = [f.uri.endswith(".parquet") for f in files]
-        if all(parquet):
-            fmt = "parquet"
-        elif any(parquet):
-            raise JobError("mixing Parquet and JSON-lines inputs; give one kind (or --format)")
+
+def input_format(files: list[InputFile], given: str) -> str:
+    """JSON lines or Parquet, as ndup decides by the names (in any case): every file `.parquet`,
+    or every file `.jsonl`/`.ndjson` (compressed or not)."""
+    if given != "auto":
+        return given
+    parquet = [f for f in files if is_parquet_name(f.name)]
+    jsonl = [f for f in files if is_jsonl_name(f.name)]
+    other = [f for f in files if f not in parquet and f not in jsonl]
+    if other:
+        kind = "Parquet" if parquet else "JSON lines"
+        if parquet or jsonl:
+            raise JobError(f"{(parquet or jsonl)[0].name} is {kind} but {other[0].name} is not: "
+                           "read them separately, or give --format jsonl or --format parquet")
+        raise JobError(f"{other[0].name}: neither JSON lines (.jsonl, .ndjson) nor Parquet "
+                       "(.parquet) by its name: give --format jsonl or --format parquet")
+    if parquet and jsonl:
+        raise JobError(f"{parquet[0].name} is Parquet but {jsonl[0].name} is JSON lines: the "
+                       "job reads one kind per run")
+    return "parquet" if parquet else "jsonl"
+
+
+def read_heads(hadoop: Hadoop, files: list[InputFile], fmt: str) -> list:
+    """Per file, what the checks need, read in parallel (a few small reads per file): the first
+    bytes of JSON lines; the magic bytes and the footer of Parquet (`(head, footer, tail)`)."""
+
+    def one(f: InputFile):
+        try:
+            path = hadoop.Path(f.path)
+            fs = hadoop.fs(path)
+            if fmt == "jsonl":
+                return hadoop.read(fs, path, 0, min(f.size, HEAD_BYTES))
+            if f.size < 12:
+                return (hadoop.read(fs, path, 0, f.size), None, None)
+            head = hadoop.read(fs, path, 0, 4)
+            tail = hadoop.read(fs, path, f.size - 8, 8)
+            n = struct.unpack("<I", tail[:4])[0]
+            if head != PARQUET_MAGIC or tail[4:] != PARQUET_MAGIC or n > f.size - 12:
+                return (head, None, tail)
+            return (head, hadoop.read(fs, path, f.size - 8 - n, n), tail)
+        except Exception as e:
+            raise JobError(f"{f.name}: {java_message(e)}") from None
+
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(files)))) as pool:
+        return list(pool.map(one, files))
+
+
+def check_jsonl(files: list[InputFile], heads: list[bytes]) -> Inputs:
+    """JSON lines as Spark can read them as ndup does: plain, or gzip named `.gz` (Spark picks
+    the codec by the name, ndup by the magic bytes); zstd is refused (no codec in Spark's bundled
+    Hadoop), and so is anything Spark would decompress and ndup would not."""
+    read = []
+    for f, head in zip(files, heads):
+        lower = f.name.lower()
+        gz_name = f.name.endswith(".gz")
+        if head.startswith(PARQUET_MAGIC):
+            raise JobError(f"{f.name}: a Parquet file, read as JSON lines: give Parquet inputs in "
+                           "a run of their own (--format parquet)")
+        if head.startswith(ZSTD_MAGIC) or lower.endswith((".zst", ".zstd")):
+            raise JobError(f"{f.name}: zstd-compressed JSON lines, which Spark's bundled Hadoop "
+                           "cannot read: decompress it, or compress it with gzip (.gz)")
+        if lower.endswith((".bz2", ".deflate", ".lz4", ".snappy", ".br")):
+            raise JobError(f"{f.name}: Spark would decompress it by its name, and ndup reads "
+                           "only gzip and zstd: decompress it, or compress it with gzip (.gz)")
+        if head.startswith(GZIP_MAGIC):
+            if not gz_name:
+                raise JobError(f"{f.name}: gzip-compressed, but Spark decompresses only files "
+                               "named *.gz (lower case): rename it")
+            try:
+                head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 8)
+            except zlib.error:
+                head = b""
+        elif gz_name and f.size > 0:
+            raise JobError(f"{f.name}: named .gz but not gzip-compressed: rename it")
+        f.bom = head.startswith(BOM)
+        read.append(f)
+    return Inputs("jsonl", read)
+
+
+def parquet_leaves(schema: pa.Schema):
+    """The leaf columns of an Arrow schema in Parquet's column order, as `(parts, type)`: struct
+    fields are walked into; any other type (lists and maps too) is a leaf here."""
+
+    def walk(parts, t):
+        if pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                yield from walk(parts + [t.field(i).name], t.field(i).type)
         else:
-            fmt = "jsonl"
-    if fmt == "parquet":
-        files = [f for f in files if f.uri.endswith(".parquet")]
-    index: dict[str, int] = {}
-    for i, f in enumerate(files):
-        key = normalize_uri(f.uri)
-        if key in index:
-            raise JobError(f"{f.name}: given twice (ndup reads a file once)")
-        index[key] = i
-    return Inputs(fmt, files, index)
+            yield parts, t
+
+    for f in schema:
+        yield from walk([f.name], f.type)
+
+
+def find_column(schema: pa.Schema, dotted: str):
+    """The column at a dotted path, as ndup finds it (`Columns::resolve`): the first leaf column
+    whose path, its names joined by dots, is `dotted` (`meta.url` is a column of that name, or the
+    field `url` of a struct `meta`, whichever comes first); else the struct that path names.
+    Returns `(parts, type)`, or None."""
+    group = None
+    for parts, t in parquet_leaves(schema):
+        if ".".join(parts) == dotted:
+            return parts, t
+        if group is None and ".".join(parts).startswith(dotted + "."):
+            for k in range(1, len(parts)):
+                if ".".join(parts[:k]) == dotted:
+                    ft = schema.field(parts[0]).type
+                    for p in parts[1:k]:
+                        ft = ft.field(p).type
+                    group = (parts[:k], ft)
+                    break
+    return group
+
+
+def _value_type(t: pa.DataType) -> pa.DataType:
+    return t.value_type if pa.types.is_dictionary(t) else t
+
+
+def is_text_type(t: pa.DataType) -> bool:
+    t = _value_type(t)
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or (
+        hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t))
+
+
+def is_id_type(t: pa.DataType) -> bool:
+    return is_text_type(t) or pa.types.is_integer(_value_type(t))
+
+
+def check_parquet(files: list[InputFile], heads: list, text_field: str, id_field: str) -> Inputs:
+    """Parquet files as ndup reads them: a file it would skip whole (not Parquet, no text column,
+    a text or id column of the wrong type) is skipped with the reason; the others must have the
+    columns of the first (`ndup dedup` refuses others), checked from their footers."""
+    inputs = Inputs("parquet", [])
+    for f, (head, footer, tail) in zip(files, heads):
+        if f.size == 0:
+            inputs.skipped.append((f.name, "empty file"))
+            continue
+        if head[:4] != PARQUET_MAGIC or tail is None or tail[4:] != PARQUET_MAGIC:
+            inputs.skipped.append((f.name, "not a Parquet file (no PAR1 magic)"))
+            continue
+        if footer is None:
+            inputs.skipped.append((f.name, "its footer is longer than the file"))
+            continue
+        try:
+            reader = pq.ParquetFile(pa.BufferReader(PARQUET_MAGIC + footer + tail))
+            meta, schema = reader.metadata, reader.schema_arrow
+        except Exception as e:
+            inputs.skipped.append((f.name, f"its footer cannot be read ({first_line(str(e))})"))
+            continue
+        found = find_column(schema, text_field)
+        if found is None:
+            names = ", ".join(".".join(p) for p, _ in parquet_leaves(schema))
+            inputs.skipped.append((f.name, f"no column `{text_field}` for the text (the columns: "
+                                           f"{names}); choose one with --text-field"))
+            continue
+        if not is_text_type(found[1]):
+            inputs.skipped.append((f.name, f"column `{text_field}` is {found[1]}, not strings"))
+            continue
+        text_path = found[0]
+        ident = find_column(schema, id_field)
+        if ident is not None and ident[0] != text_path and not is_id_type(ident[1]):
+            inputs.skipped.append(
+                (f.name, f"column `{id_field}` is {ident[1]}, not strings or integers"))
+            continue
+        if not inputs.files:
+            inputs.schema, inputs.text_path = schema, text_path
+            inputs.id_path = ident[0] if ident else None
+            first = f
+        elif not same_columns(schema, inputs.schema):
+            raise JobError(f"{f.name}: its columns differ from those of {first.name}: deduplicate "
+                           f"them separately ({column_difference(inputs.schema, schema)})")
+        f.meta = meta
+        inputs.files.append(f)
+    if not inputs.files:
+        raise JobError("no document could be read" + skip_reasons(inputs.skipped, 0))
+    return inputs
+
+
+def same_columns(a: pa.Schema, b: pa.Schema) -> bool:
+    """ndup's test (`write_kept`): the same fields, names, types, nullability and field
+    metadata; the schema's own metadata (pandas') may differ."""
+    return len(a) == len(b) and all(x.equals(y, check_metadata=True) for x, y in zip(a, b))
+
+
+def column_difference(first: pa.Schema, other: pa.Schema) -> str:
+    """What differs, in a few words: `id: string here, int64 there`, `more columns: x`."""
+    for x in first:
+        if x.name not in other.names:
+            return f"no column `{x.name}`"
+    for y in other:
+        if y.name not in first.names:
+            return f"a column `{y.name}` more"
+    for x, y in zip(first, other):
+        if x.name != y.name:
+            return "columns in another order"
+        if not x.equals(y, check_metadata=True):
+            if x.type != y.type:
+                what = f"{y.type} here, {x.type} there"
+            elif x.nullable != y.nullable:
+                what = "nullable here, not there" if y.nullable else "nullable there, not here"
+            else:
+                what = "other field metadata"
+            return f"`{x.name}`: {what}"
+    return "other columns"
+
+
+def skip_reasons(skipped: list[tuple[str, str]], more: int) -> str:
+    """ndup's list of skipped records after "no document could be read": three, then how many
+    more."""
+    shown = skipped[:3]
+    s = "".join(("; " if i else ": ") + f"{n}: {r}" for i, (n, r) in enumerate(shown))
+    rest = len(skipped) - len(shown) + more
+    return s + (f"; and {rest} more" if rest > 0 else "")
+
+
+def spark_col(parts: list[str]):
+    """A column by its path, each name quoted: names with dots (`meta.url`) or backticks are
+    names, not paths."""
+    return F.col(".".join("`" + p.replace("`", "``") + "`" for p in parts))
 
 
 def input_frame(spark: SparkSession, inputs: Inputs, args: argparse.Namespace,
-                all_columns: bool = False) -> DataFrame:
+                max_line: int = DEFAULT_MAX_LINE_BYTES, all_columns: bool = False) -> DataFrame:
     """The input as rows with `value` (one JSON line, for ndup) and the split they come from;
     with `all_columns` (Parquet, for the dedup output) every column instead of `value`."""
-    uris = [f.uri for f in inputs.files]
+    uris = [literal(f.path) for f in inputs.files if f.size > 0]
     meta = [F.col("_metadata.file_path").alias("_path"),
             F.col("_metadata.file_block_start").alias("_block")]
     if inputs.fmt == "jsonl":
@@ -288,67 +872,29 @@ def input_frame(spark: SparkSession, inputs: Inputs, args: argparse.Namespace,
     df = spark.read.parquet(*uris)
     if all_columns:
         return df.select("*", *meta)
-    try:
-        text = df.select(F.col(args.text_field)).schema[0].dataType
-    except Exception as e:  # AnalysisException: no such column
-        raise JobError(f"the Parquet input has no column `{args.text_field}` (--text-field)") from e
-    if not isinstance(text, T.StringType):
-        raise JobError(f"column `{args.text_field}` is {text.simpleString()}, not strings")
-    fields = [F.col(args.text_field).alias("text")]
-    try:
-        id_type = df.select(F.col(args.id_field)).schema[0].dataType
-    except Exception:
-        id_type = None  # no id column: every row is named by its row number, as ndup does
-    if id_type is not None:
-        if not isinstance(id_type, (T.StringType, T.IntegralType)):
-            raise JobError(f"column `{args.id_field}` is {id_type.simpleString()}: ids must be "
-                           "strings or integers")
-        fields.append(F.col(args.id_field).alias("id"))
+    text = spark_col(inputs.text_path)
+    fields = [text.alias("text")]
+    size = F.octet_length(text)
+    if inputs.id_path is not None:
+        # As ndup prints an id: a string as is, an integer in decimal (unsigned 64-bit ones are
+        # decimals to Spark).
+        ident = spark_col(inputs.id_path).cast("string")
+        fields.append(ident.alias("id"))
+        size = size + F.coalesce(F.octet_length(ident), F.lit(0))
     # A null id or text is left out of the JSON: ndup then names the row by its number, or
-    # reports it as malformed, as it does reading the Parquet file itself.
-    return df.select(F.to_json(F.struct(*fields)).alias("value"), *meta)
+    # skips it as malformed, as it does reading the Parquet file itself. A row whose text and id
+    # are longer together than --max-line-length is skipped as ndup skips it (it measures those
+    # bytes, not a JSON line): `{}`, malformed.
+    value = F.when(size > F.lit(max_line), F.lit("{}")).otherwise(F.to_json(F.struct(*fields)))
+    return df.select(value.alias("value"), *meta)
 
 
 # --------------------------------------------------------------------------------------------
 # The map stage: ndup sign on each partition
 
 
-def ndup_sign_flags(args: argparse.Namespace) -> list[str]:
-    # Every record gets a row, named as read: which id wins, and what a record without one is
-    # called, are decided over the whole input by this job (`scan_names`).
-    flags = ["--ids", "as-read", "--threshold", repr(args.threshold)]
-    for name in ("num_perm", "bands", "rows", "seed"):
-        v = getattr(args, name)
-        if v is not None:
-            flags += [f"--{name.replace('_', '-')}", str(v)]
-    return flags + shlex.split(args.sign_args)
-
-
-def probe_ndup(args: argparse.Namespace, flags: list[str]) -> dict:
-    """Runs `ndup sign` on one record on the driver, as the executors run it: checks the binary
-    and the flags before any Spark work, and returns the signing parameters it writes
-    (num_perm, bands, rows...)."""
-    with tempfile.TemporaryDirectory(prefix="ndup-probe-") as tmp:
-        cmd = [args.ndup, "sign", "-", "--jsonl", "--out", "-", "-q", "-j", "1", *flags]
-        try:
-            # In a directory of its own: an ndup too old for `--out -` makes a directory `-`.
-            r = subprocess.run(cmd, input=b'{"id":"probe","text":"probe text"}\n',
-                               capture_output=True, cwd=tmp)
-        except OSError as e:
-            raise JobError(f"cannot run ndup ({args.ndup}): {e}; give its path with --ndup") from e
-        if r.returncode != 0:
-            raise JobError(f"`{shlex.join(cmd)}` failed: {r.stderr.decode(errors='replace')}")
-        try:
-            meta = pa.ipc.open_stream(r.stdout).schema.metadata
-        except pa.ArrowInvalid as e:
-            raise JobError(f"`{shlex.join(cmd)}` wrote no Arrow stream ({e}): this ndup is too "
-                           "old for the job; build it from this checkout") from e
-        params = json.loads(meta[b"ndup.params"])
-        params["format_version"] = meta[b"ndup.format_version"].decode()
-        return params
-
-
-def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index: dict[str, int],
+def make_signer(exe: str, shipped: bool, threads: int, flags: list[str],
+                stopwords: str | None, index: dict[str, int], bom_files: set,
                 fmt: str, id_field: str, text_field: str):
     """The function each signing task runs on its partition (for DataFrame.mapInArrow)."""
     # Parquet rows are piped as {"id": ..., "text": ...}; JSON lines as they are.
@@ -363,30 +909,23 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
         import numpy as np
         import pyarrow as pa
 
-        exe = ndup
-        if shipped:
-            from pyspark import SparkFiles
-
-            exe = SparkFiles.get(os.path.basename(ndup))
-            if not os.access(exe, os.X_OK):
-                os.chmod(exe, 0o755)
-        tmp = tempfile.mkdtemp(prefix="ndup-sign-")
+        ndup, more = ndup_command(exe, shipped, stopwords)
+        tmp = private_dir()
         try:
-            errpath = os.path.join(tmp, "stderr")
             # The rows come back as one Arrow stream on ndup's standard output, which ndup
-            # writes once it has read the whole partition: no shard files in between.
-            cmd = [exe, "sign", "-", "--jsonl", "--out", "-", "-q", "-j", str(threads),
-                   *fields, *flags]
-            files, blocks = [], []
-            err = open(errpath, "wb")
+            # writes once it has read the whole partition: no shard files in between. ndup runs
+            # in an empty directory of its own: no ndup.toml is read.
+            cmd = [ndup, "sign", "-", "--jsonl", "--out", "-", "-q", "-j", str(threads),
+                   *fields, *flags, *more]
+            files, blocks, blanks = [], [], []
+            err = tempfile.TemporaryFile(dir=tmp)
             proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=err)
+                                    stderr=err, cwd=tmp)
 
             def failed(rc):
-                err.close()
-                with open(errpath, "rb") as e:
-                    return RuntimeError(f"{' '.join(cmd)} exited with {rc}: "
-                                        f"{e.read().decode(errors='replace')[-4000:]}")
+                err.seek(0)
+                return RuntimeError(f"{' '.join(cmd)} exited with {rc}: "
+                                    f"{err.read().decode(errors='replace')[-4000:].strip()}")
 
             def finish():
                 # The rest of the stream is read (ndup writes one even for no rows), or ndup
@@ -396,14 +935,20 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
                 rc = proc.wait()
                 if rc != 0:
                     raise failed(rc)
-                err.close()
             try:
+                last = None
                 for b in batches:
                     if b.num_rows == 0:
                         continue
-                    files.append(file_numbers(b, index))
-                    blocks.append(b.column("_block").to_numpy(zero_copy_only=False))
-                    proc.stdin.write(joined_lines(b.column("value")))
+                    f = file_numbers(b, index)
+                    k = b.column("_block").to_numpy(zero_copy_only=False).astype(np.int64)
+                    data, blank, at = joined_lines(b.column("value"), fmt == "jsonl")
+                    data = restore_boms(data, at, f, k, last, bom_files)
+                    files.append(f)
+                    blocks.append(k)
+                    blanks.append(blank)
+                    last = (f[-1], k[-1])
+                    proc.stdin.write(data)
                 proc.stdin.close()
             except BrokenPipeError:
                 pass
@@ -416,6 +961,7 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
                 raise failed(proc.wait())
             file_of = np.concatenate(files)
             block_of = np.concatenate(blocks).astype(np.int64)
+            blank_of = np.concatenate(blanks)
             n = len(file_of)
             # Runs of one split: a split's rows are contiguous, in order, in one partition.
             change = np.ones(n, bool)
@@ -454,11 +1000,13 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
                         t.column("bands"),
                         pa.nulls(len(rows), pa.int64()),
                         pa.nulls(len(rows), pa.int64()),
+                        pa.nulls(len(rows), pa.int64()),
                     ],
                     schema=_SIGNED_ARROW,
                 )
             finish()
             lines_in_run = np.diff(np.append(starts, n))
+            blank_in_run = np.add.reduceat(blank_of.astype(np.int64), starts)
             k = len(starts)
             yield pa.RecordBatch.from_arrays(
                 [
@@ -470,6 +1018,7 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
                                                pa.list_(pa.int32()), pa.list_(pa.int64()))],
                     pa.array(lines_in_run.astype(np.int64)),
                     pa.array(docs_in_run),
+                    pa.array(blank_in_run.astype(np.int64)),
                 ],
                 schema=_SIGNED_ARROW,
             )
@@ -477,6 +1026,37 @@ def make_signer(ndup: str, shipped: bool, threads: int, flags: list[str], index:
             shutil_rmtree(tmp)
 
     return sign_partition
+
+
+def ndup_command(exe: str, shipped: bool, stopwords: str | None) -> tuple[str, list[str]]:
+    """On an executor: the ndup binary to run (shipped, or installed there: a relative path is
+    taken from the executor's working directory) and the --stopwords flag (the file shipped)."""
+    import os
+
+    from pyspark import SparkFiles
+
+    if shipped:
+        exe = SparkFiles.get(os.path.basename(exe))
+        if not os.access(exe, os.X_OK):
+            os.chmod(exe, 0o755)
+    elif os.sep in exe:
+        exe = os.path.abspath(exe)
+    more = ["--stopwords", SparkFiles.get(os.path.basename(stopwords))] if stopwords else []
+    return exe, more
+
+
+def private_dir() -> str:
+    """An empty working directory for one ndup process, under Spark's directory for shipped
+    files when it can be written (Spark deletes it when the application ends, so that even a
+    killed task leaves nothing behind), else the system's temporary directory."""
+    import tempfile
+
+    from pyspark import SparkFiles
+
+    try:
+        return tempfile.mkdtemp(prefix="ndup-sign-", dir=SparkFiles.getRootDirectory())
+    except Exception:
+        return tempfile.mkdtemp(prefix="ndup-sign-")
 
 
 def file_numbers(batch: pa.RecordBatch, index: dict[str, int]):
@@ -490,9 +1070,10 @@ def file_numbers(batch: pa.RecordBatch, index: dict[str, int]):
     return to_file[paths.indices.to_numpy(zero_copy_only=False)]
 
 
-def joined_lines(values: pa.Array) -> bytes:
+def joined_lines(values: pa.Array, find_blank: bool = False):
     """The strings of an Arrow array as lines, each ended by \\n: straight from the array's
-    buffers, without making a Python string per row."""
+    buffers, without making a Python string per row; which lines are blank (ASCII white space
+    only, as ndup judges them); and where each line starts in the bytes."""
     import numpy as np
 
     if values.null_count:
@@ -504,7 +1085,37 @@ def joined_lines(values: pa.Array) -> bytes:
     data = values.buffers()[2]
     body = (np.frombuffer(data, np.uint8)[offsets[0]:offsets[-1]] if data is not None
             else np.zeros(0, np.uint8))
-    return np.insert(body, offsets[1:] - offsets[0], 10).tobytes()
+    blank = np.zeros(n, bool)
+    if find_blank:
+        ink = np.cumsum(np.concatenate([[0], ~np.isin(body, (9, 10, 12, 13, 32))]))
+        rel = offsets - offsets[0]
+        blank = ink[rel[1:]] == ink[rel[:-1]]
+    starts = offsets[:-1] - offsets[0] + np.arange(n)
+    return np.insert(body, offsets[1:] - offsets[0], 10).tobytes(), blank, starts
+
+
+def restore_boms(data: bytes, starts, files, blocks, last, bom_files: set) -> bytes:
+    """`data` (the batch's lines) with the byte-order mark that Spark's reader took from the
+    first line of a file put back: ndup reads it (and `ndup dedup` writes it) with the line."""
+    import numpy as np
+
+    if not bom_files:
+        return data
+    # The rows that start a split at the start of its file.
+    change = np.ones(len(files), bool)
+    change[1:] = (files[1:] != files[:-1]) | (blocks[1:] != blocks[:-1])
+    if last is not None and (files[0], blocks[0]) == last:
+        change[0] = False
+    at = [int(i) for i in np.flatnonzero(change & (blocks == 0)) if int(files[i]) in bom_files]
+    if not at:
+        return data
+    out, done = [], 0
+    for i in at:
+        cut = int(starts[i])
+        out += [data[done:cut], BOM]
+        done = cut
+    out.append(data[done:])
+    return b"".join(out)
 
 
 def shutil_rmtree(path: str) -> None:
@@ -638,36 +1249,88 @@ class Metrics:
 # The job
 
 
-def run(args: argparse.Namespace) -> dict:
-    t0 = time.time()
-    flags = ndup_sign_flags(args)
-    params = probe_ndup(args, flags)
-    num_perm, bands = params["num_perm"], params["bands"]
-    max_bucket = max(args.max_bucket, 2)
-    # Verifier::new: the smallest count m with m / k >= threshold, in exact fractions of the
-    # threshold's shortest decimal (repr), as ndup reads it.
-    at_threshold = max(0, math.ceil(Fraction(repr(args.threshold)) * num_perm))
+LOG4J2 = """\
+# Spark's own messages, from the start of its JVM: none. The job reports its progress, and a
+# failure in one line with the whole trace in a file. (Spark announces the level of its own
+# loggers when it differs from the root's: both the same.)
+rootLogger.level = off
+rootLogger.appenderRef.stderr.ref = stderr
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.spark.name = org.apache.spark
+logger.spark.level = off
+"""
 
+
+def start_spark(args: argparse.Namespace) -> SparkSession:
+    """The Spark session, configured for the job (settings given with --conf win)."""
+    user = {k.strip(): v for k, _, v in (kv.partition("=") for kv in args.conf)}
     builder = SparkSession.builder.appName("ndup-spark")
     master = args.master or (None if os.environ.get("SPARK_ENV_LOADED") else "local[*]")
+    settings = {"spark.ui.showConsoleProgress": "false",
+                # Column names as ndup reads them: `Text` is not `text`.
+                "spark.sql.caseSensitive": "true",
+                # Parquet timestamps in nanoseconds (pandas' datetime64[ns]) read as numbers,
+                # rather than refused: the job signs only the text and the id.
+                "spark.sql.legacy.parquet.nanosAsLong": "true"}
     if master:
         builder = builder.master(master)
     if (master or "").startswith("local"):
         # One machine: everything on the loopback interface.
-        builder = (builder.config("spark.driver.host", "127.0.0.1")
-                   .config("spark.driver.bindAddress", "127.0.0.1"))
-    builder = builder.config("spark.ui.showConsoleProgress", "false")
+        settings.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+    if not os.environ.get("SPARK_ENV_LOADED"):
+        # The JVM starts here (not under spark-submit): Spark's log configuration, given before
+        # it starts, keeps even its start-up notices off stderr.
+        conf_dir = tempfile.mkdtemp(prefix="ndup-spark-log-")
+        atexit.register(shutil.rmtree, conf_dir, True)
+        path = os.path.join(conf_dir, "log4j2.properties")
+        with open(path, "w") as f:
+            f.write(LOG4J2)
+        opts = f"-Dlog4j2.configurationFile=file:{path}"
+        key = "spark.driver.extraJavaOptions"
+        user[key] = f"{opts} {user[key]}" if key in user else opts
     if args.shuffle_partitions:
-        builder = builder.config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
+        settings["spark.sql.shuffle.partitions"] = str(args.shuffle_partitions)
     if args.max_partition_bytes:
-        builder = builder.config("spark.sql.files.maxPartitionBytes", args.max_partition_bytes)
-    for kv in args.conf:
-        k, _, v = kv.partition("=")
+        settings["spark.sql.files.maxPartitionBytes"] = args.max_partition_bytes
+    for k, v in {**settings, **user}.items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
+    if os.environ.get("SPARK_ENV_LOADED"):
+        # Under spark-submit, Spark's log configuration: errors only, from here on.
+        spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def run(args: argparse.Namespace) -> dict:
+    t0 = time.time()
+    sign = check_args(args)
+    exe = resolve_ndup(args.ndup)
+    flags = sign_flags(args, sign)
+    probe = flags + (["--max-line-length", str(sign.max_line)] if sign.max_line is not None
+                     else []) + (["--stopwords", sign.stopwords] if sign.stopwords else [])
+    params = probe_ndup(exe, args, probe)
+    spark = start_spark(args)
+    try:
+        return job(spark, args, sign, exe, flags, params, t0)
+    finally:
+        spark.stop()
+
+
+def job(spark: SparkSession, args: argparse.Namespace, sign: SignArgs, exe: str,
+        flags: list[str], params: dict, t0: float) -> dict:
+    num_perm, bands = params["num_perm"], params["bands"]
+    max_bucket = args.max_bucket
+    # Verifier::new: the smallest count m with m / k >= threshold, in exact fractions of the
+    # threshold's shortest decimal (repr), as ndup reads it.
+    at_threshold = max(0, math.ceil(Fraction(repr(args.threshold)) * num_perm))
     sc = spark.sparkContext
-    sc.setLogLevel("ERROR")
     metrics = Metrics(spark)
+    hadoop = Hadoop(spark)
+    out = check_out(hadoop, args.out).rstrip("/")
 
     checkpoint_dir = sc.getCheckpointDir()
 
@@ -677,6 +1340,18 @@ def run(args: argparse.Namespace) -> dict:
         return df.checkpoint(eager=True) if checkpoint_dir else df.localCheckpoint(eager=True)
 
     inputs = list_inputs(spark, args)
+    for name, reason in inputs.skipped:
+        log(args, f"{name}: {reason} (skipped)")
+    local = all(f.local for f in inputs.files) and out.startswith("file:")
+    writer = args.parquet_writer
+    if writer == "auto":
+        writer = "arrow" if local else "spark"
+    elif writer == "arrow" and not local and inputs.fmt == "parquet":
+        raise JobError("--parquet-writer arrow: the inputs and --out must be local paths (file:)")
+    if all(f.size == 0 for f in inputs.files):
+        raise JobError("no document could be read" + skip_reasons(inputs.skipped, 0))
+    # Once the inputs are known to be good: what an earlier run left in DIR goes.
+    check_out(hadoop, out, clean=True)
     if not args.shuffle_partitions and not sc.getConf().contains("spark.sql.shuffle.partitions"):
         # Spark's default of 200 suits no input size: a small corpus then spends most of its
         # time scheduling empty tasks. About 64 MB of input per partition (the shuffles carry
@@ -689,21 +1364,33 @@ def run(args: argparse.Namespace) -> dict:
               f"threshold {args.threshold} (>= {at_threshold} equal slots)")
     shipped = args.ndup_on_executors is None
     if shipped:
-        sc.addFile(os.path.abspath(args.ndup))
-    signer = make_signer(args.ndup_on_executors or os.path.abspath(args.ndup), shipped,
-                         args.ndup_threads, flags, inputs.index, inputs.fmt, args.id_field,
-                         args.text_field)
+        sc.addFile(exe)
+    if sign.stopwords:
+        sc.addFile(sign.stopwords)
+    max_line = DEFAULT_MAX_LINE_BYTES if sign.max_line is None else sign.max_line
+    if inputs.fmt == "parquet":
+        # The job applies ndup's rule for rows (`input_frame`); the JSON line a row becomes is
+        # longer (escapes, names), and must not be refused for it.
+        flags = flags + ["--max-line-length", str(6 * max_line + 4 * MAX_ID_BYTES)]
+    elif sign.max_line is not None:
+        flags = flags + ["--max-line-length", str(sign.max_line)]
+    signer = make_signer(args.ndup_on_executors or exe, shipped, args.ndup_threads, flags,
+                         sign.stopwords, inputs.index,
+                         {i for i, f in enumerate(inputs.files) if f.bom}, inputs.fmt,
+                         args.id_field, args.text_field)
 
     # 1. Sign: ndup on every partition; per split, its counts of lines and documents.
     metrics.start("sign")
-    src = input_frame(spark, inputs, args)
+    src = input_frame(spark, inputs, args, max_line)
     signed = src.mapInArrow(signer, SIGNED_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     # The split counts are one row per split: sorted here, not by a Spark sort.
-    splits = sorted(signed.where("kind = 1").select("file", "block", "n_lines", "n_docs")
+    splits = sorted(signed.where("kind = 1").select("file", "block", "n_lines", "n_docs",
+                                                    "n_blank")
                     .collect(), key=lambda r: (r.file, r.block))
     # Offsets of each split: lines before it in its file (line numbers), lines before it in the
     # whole input (ord) and documents before it (doc numbers).
     offsets, in_file, total_lines, total_docs, last_file = [], 0, 0, 0, None
+    total_blank = sum(s.n_blank for s in splits)
     split_lines = []
     for s in splits:
         if s.file != last_file:
@@ -714,7 +1401,7 @@ def run(args: argparse.Namespace) -> dict:
         total_lines += s.n_lines
         total_docs += s.n_docs
     if total_docs == 0:
-        raise JobError("no documents in the input")
+        raise JobError(no_documents(spark, inputs, args, exe, sign, splits))
     off = spark.createDataFrame(offsets, "file int, block long, line_off long, ord_off long, "
                                          "doc_off long")
     names = spark.createDataFrame([(i, f.name) for i, f in enumerate(inputs.files)],
@@ -725,7 +1412,7 @@ def run(args: argparse.Namespace) -> dict:
     # line (`LINE`, or `SOURCE:LINE` with several inputs) where ndup sign saw a local one.
     line = F.col("line_off") + F.col("pos") + 1
     line_name = (F.concat(F.col("source"), F.lit(":"), line.cast("string"))
-                 if len(inputs.files) > 1 else line.cast("string"))
+                 if inputs.several else line.cast("string"))
     docs = (signed.where("kind = 0").join(F.broadcast(off), ["file", "block"])
             .join(F.broadcast(names), "file")
             .select((F.col("ord_off") + F.col("pos")).alias("ord"),
@@ -737,6 +1424,10 @@ def run(args: argparse.Namespace) -> dict:
     metrics.counts["documents"] = total_docs
     metrics.counts["lines"] = total_lines
     metrics.counts["splits"] = len(splits)
+    # Lines that are neither blank nor a document (malformed, too long: ndup's "skipped"), and
+    # files skipped whole.
+    metrics.counts["skipped"] = total_lines - total_blank - total_docs
+    metrics.counts["skipped_files"] = len(inputs.skipped)
 
     # Ids as `ndup scan` names them (only what differs from the names above).
     metrics.start("ids")
@@ -932,7 +1623,7 @@ def run(args: argparse.Namespace) -> dict:
                         *(["scan_cluster"] if full else [])))
     clusters = checkpoint(clusters)
     clusters.drop("ord", "file", "block", "pos").orderBy("doc").write.mode("overwrite").parquet(
-        os.path.join(args.out, "clusters"))
+        f"{out}/clusters")
     # Every document of a pair is in a component of the pair's graph: its id and number are
     # there, without going back to the whole documents table.
     pair_graph = 1 if full else 0
@@ -948,7 +1639,7 @@ def run(args: argparse.Namespace) -> dict:
                      (F.col("m") / F.lit(float(num_perm))).alias("estimate"),
                      F.when(in_order, F.col("da")).otherwise(F.col("db")).alias("doc_a"),
                      F.when(in_order, F.col("db")).otherwise(F.col("da")).alias("doc_b")))
-    pairs.orderBy("a", "b").write.mode("overwrite").parquet(os.path.join(args.out, "pairs"))
+    pairs.orderBy("a", "b").write.mode("overwrite").parquet(f"{out}/pairs")
     # The counts, in one job each over small cached tables.
     summary = clusters.agg(F.sum(F.col("keep").cast("long")).alias("kept"),
                            F.sum(F.when(F.col("reason") == "exact", 1).otherwise(0)).alias("exact"),
@@ -960,8 +1651,8 @@ def run(args: argparse.Namespace) -> dict:
 
     # 7. The deduplicated dataset: the input again, less the dropped rows, in input order.
     metrics.start("write")
-    write_dedup(spark, inputs, args, clusters.where("keep").select("file", "block", "pos"),
-                {(o[0], o[1]): n for o, n in zip(offsets, split_lines)})
+    write_dedup(spark, inputs, args, clusters.where("keep"),
+                {(o[0], o[1]): n for o, n in zip(offsets, split_lines)}, f"{out}/dedup", writer)
     metrics.stop()
     rows.unpersist()
     metrics.shuffle()
@@ -973,14 +1664,16 @@ def run(args: argparse.Namespace) -> dict:
         "stages": metrics.stages,
         "seconds": round(time.time() - t0, 3),
         "spark": {"master": sc.master, "default_parallelism": sc.defaultParallelism},
+        "skipped_files": [{"file": n, "reason": r} for n, r in inputs.skipped],
+        "parquet_writer": writer if inputs.fmt == "parquet" else None,
     }
-    spark.stop()
-    with open(os.path.join(args.out, "metrics.json"), "w") as f:
-        json.dump(result, f, indent=2)
+    # Through Hadoop's FileSystem, as Spark wrote the rest: DIR may be any store.
+    hadoop.write(hadoop.fs(hadoop.Path(out)), hadoop.Path(f"{out}/metrics.json"),
+                 json.dumps(result, indent=2).encode())
     c = metrics.counts
-    log(args, f"{total_docs} documents, {c['candidates']} candidates, {c['pairs']} pairs; "
-              f"kept {c['kept']}, dropped {c['dropped_exact']} exact and {c['dropped_near']} "
-              f"near duplicates in {result['seconds']:.1f} s")
+    log(args, f"{total_docs} documents ({c['skipped']} lines skipped), {c['candidates']} "
+              f"candidates, {c['pairs']} pairs; kept {c['kept']}, dropped {c['dropped_exact']} "
+              f"exact and {c['dropped_near']} near duplicates in {result['seconds']:.1f} s")
     return result
 
 
@@ -1027,13 +1720,66 @@ def scan_names(docs: DataFrame, metrics: "Metrics", checkpoint) -> DataFrame:
     return F.broadcast(out) if n < 2_000_000 else out
 
 
+def no_documents(spark: SparkSession, inputs: Inputs, args: argparse.Namespace, exe: str,
+                 sign: SignArgs, splits: list) -> str:
+    """Why no document could be read, as ndup says it: the first three skipped records (and
+    files), then how many more. The reasons of JSON lines are ndup's own, from `ndup scan` on
+    the first lines of the first file that has some; those of Parquet rows are ndup's rules."""
+    skipped = sum(s.n_lines - s.n_blank for s in splits)
+    msg = "no document could be read"
+    with_lines = sorted({s.file for s in splits if s.n_lines - s.n_blank > 0})
+    if not with_lines:
+        return msg + skip_reasons(inputs.skipped, skipped)
+    f = inputs.files[with_lines[0]]
+    reasons: list[tuple[str, str]] = []
+    if inputs.fmt == "jsonl":
+        rows = (spark.read.option("lineSep", "\n").text(literal(f.path))
+                .where(F.col("_metadata.file_block_start") == 0)
+                .select(F.col("value").cast("binary").alias("v")).limit(1000).collect())
+        data = b"".join(bytes(r.v) + b"\n" for r in rows)
+        if f.bom:
+            data = BOM + data
+        cmd = [exe, "scan", "-", "--jsonl", "-q", "--id-field", args.id_field,
+               "--text-field", args.text_field]
+        if sign.max_line is not None:
+            cmd += ["--max-line-length", str(sign.max_line)]
+        said = first_line(run_ndup(cmd, data).stderr.decode(errors="replace"))
+        said = said.partition("no document could be read: ")[2]
+        reasons = [(f"{f.name}:{n}", why) for n, why in re.findall(
+            r"stdin:(\d+): (.*?)(?=; stdin:\d+: |; and \d+ more$|$)", said)]
+    else:
+        limit = DEFAULT_MAX_LINE_BYTES if sign.max_line is None else sign.max_line
+        df = spark.read.parquet(literal(f.path))
+        text = spark_col(inputs.text_path)
+        size = F.octet_length(text)
+        if inputs.id_path is not None:
+            size = size + F.coalesce(F.octet_length(spark_col(inputs.id_path).cast("string")),
+                                     F.lit(0))
+        rows = (df.select(text.isNull().alias("null"), size.alias("size"),
+                          F.col("_metadata.row_index").alias("r"))
+                .where(F.col("r") < 1000).orderBy("r").collect())
+        # ndup reports rows too long first (its reader does), then the others.
+        too_long = [(f"{f.name}:{r.r + 1}", f"a row of {r.size} bytes, longer than the limit of "
+                     f"{limit} bytes") for r in rows if not r.null and r.size > limit]
+        other = [(f"{f.name}:{r.r + 1}", f"field `{args.text_field}` is null, not a string"
+                  if r.null else f"id longer than {MAX_ID_BYTES} bytes")
+                 for r in rows if r.null or r.size <= limit]
+        reasons = (too_long + other)[:3]
+    return msg + skip_reasons(inputs.skipped + reasons, skipped - len(reasons))
+
+
 def write_dedup(spark: SparkSession, inputs: Inputs, args: argparse.Namespace,
-                kept: DataFrame, split_lines: dict) -> None:
+                kept: DataFrame, split_lines: dict, path: str, writer: str) -> None:
     """Reads the input again (the same splits, so the same keys) and writes the rows of the kept
     documents, in input order. What is kept travels as one bitmap per split (a bit per line: 125
     MB for a billion lines), broadcast, so the input itself is never shuffled to be filtered."""
+    if inputs.fmt == "parquet" and writer == "arrow":
+        write_dedup_arrow(spark, inputs, kept.select("file", "line"), path)
+        return
+    kept = kept.select("file", "block", "pos")
     index = inputs.index
     jsonl = inputs.fmt == "jsonl"
+    bom_files = sorted(i for i, f in enumerate(inputs.files) if f.bom)
 
     def bitmaps(pdf):
         import numpy as np
@@ -1051,7 +1797,12 @@ def write_dedup(spark: SparkSession, inputs: Inputs, args: argparse.Namespace,
 
     src = input_frame(spark, inputs, args, all_columns=True)
     payload = [f for f in src.schema.fields if f.name not in ("_path", "_block")]
-    schema = T.StructType(payload + [T.StructField("_file", T.IntegerType(), False),
+    # Under names of the job's own: PySpark's mapInArrow takes a name with a dot (`meta.url`, as
+    # pandas' json_normalize makes) for a path.
+    src = src.select(*[spark_col([f.name]).alias(f"_c{i}") for i, f in enumerate(payload)],
+                     "_path", "_block")
+    safe = [T.StructField(f"_c{i}", f.dataType, f.nullable) for i, f in enumerate(payload)]
+    schema = T.StructType(safe + [T.StructField("_file", T.IntegerType(), False),
                                      T.StructField("_bk", T.LongType(), False),
                                      T.StructField("_pos", T.LongType(), False)])
 
@@ -1086,23 +1837,152 @@ def write_dedup(spark: SparkSession, inputs: Inputs, args: argparse.Namespace,
             run_key = (files[-1], blocks[-1])
             run_pos = int(pos[-1]) + 1
             sel = pa.array(mask)
-            cols = [b.column(f.name).filter(sel) for f in payload]
+            cols = [b.column(i).filter(sel) for i in range(len(payload))]
             if jsonl:
-                # ndup writes a kept record with its line end as \n.
-                cols[0] = pc.replace_substring_regex(cols[0], r"\r$", "")
+                # ndup writes a kept record without the \r (every one) before its \n, and with
+                # the byte-order mark its file starts with, which Spark's reader dropped.
+                value = pc.replace_substring_regex(cols[0], r"\r+$", "")
+                first = ((blocks[mask] == 0) & (pos[mask] == 0)
+                         & np.isin(files[mask], bom_files))
+                if first.any():
+                    value = pc.binary_join_element_wise(
+                        pa.array(np.where(first, "\ufeff", "")), value, "")
+                cols[0] = value
             yield pa.RecordBatch.from_arrays(
                 cols + [pa.array(files[mask]), pa.array(blocks[mask]), pa.array(pos[mask])],
-                names=[f.name for f in payload] + ["_file", "_bk", "_pos"])
+                schema=pa.schema([pa.field(f.name, c.type) for f, c in zip(safe, cols)]
+                                 + [("_file", pa.int32()), ("_bk", pa.int64()),
+                                    ("_pos", pa.int64())]))
 
     out = src.mapInArrow(keep_rows, schema)
     if not args.no_sort_output:
         out = out.orderBy("_file", "_bk", "_pos")
-    out = out.drop("_file", "_bk", "_pos")
-    path = os.path.join(args.out, "dedup")
+    out = out.select(*[F.col(f"_c{i}").alias(f.name) for i, f in enumerate(payload)])
     if jsonl:
         out.write.mode("overwrite").option("lineSep", "\n").text(path)
     else:
         out.write.mode("overwrite").parquet(path)
+
+# Rows per keep bitmap of the Arrow writer (128 KiB each).
+CHUNK_ROWS = 1 << 20
+
+
+def wide_keys(t: pa.DataType) -> pa.DataType:
+    """`t` with dictionary keys 32 bits wide at least, as `ndup dedup` writes them
+    (`wide_keys` in src/source/parquet.rs)."""
+    if pa.types.is_dictionary(t):
+        keys = t.index_type
+        if keys in (pa.int8(), pa.int16(), pa.uint8(), pa.uint16()):
+            keys = pa.int32()
+        return pa.dictionary(keys, wide_keys(t.value_type), t.ordered)
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(wide_keys(t.field(i).type))
+                          for i in range(t.num_fields)])
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(wide_keys(t.value_type)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_type(wide_keys(t.value_type)), t.list_size)
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(wide_keys(t.value_type)))
+    return t
+
+
+def write_dedup_arrow(spark: SparkSession, inputs: Inputs, kept: DataFrame, path: str) -> None:
+    """The kept rows of Parquet input, written as `ndup dedup` writes them: pyarrow on the
+    executors reads the row groups that hold kept rows, every column, and writes them with the
+    schema (and metadata) of the first input file, in input order: one part file per run of
+    row groups, named in that order, so no sort. Files are read and written as local paths."""
+    chunk = F.floor((F.col("line") - 1) / CHUNK_ROWS).cast("long")
+
+    def bitmaps(pdf):
+        import numpy as np
+        import pandas as pd
+
+        f, c = int(pdf["file"].iloc[0]), int(pdf["chunk"].iloc[0])
+        bits = np.zeros(CHUNK_ROWS, np.uint8)
+        bits[pdf["line"].to_numpy() - 1 - c * CHUNK_ROWS] = 1
+        return pd.DataFrame({"file": [f], "chunk": [c],
+                             "bits": [np.packbits(bits, bitorder="little").tobytes()]})
+
+    maps = (kept.withColumn("chunk", chunk).groupBy("file", "chunk")
+            .applyInPandas(bitmaps, "file int, chunk long, bits binary").collect())
+    bc = spark.sparkContext.broadcast({(r.file, r.chunk): bytes(r.bits) for r in maps})
+    # Runs of row groups of about 128 MB (as stored) each, a task each.
+    target = 128 << 20
+    work = []
+    for i, f in enumerate(inputs.files):
+        md, row, group, size = f.meta, 0, [], 0
+        for rg in range(md.num_row_groups):
+            n, b = md.row_group(rg).num_rows, md.row_group(rg).total_byte_size
+            if group and size + b > target:
+                work.append((i, f.local, group))
+                group, size = [], 0
+            if n:
+                group.append((rg, row, n))
+            row, size = row + n, size + b
+        if group:
+            work.append((i, f.local, group))
+    local = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(path).toUri().getPath()
+    os.makedirs(local, exist_ok=True)
+    schema = pa.schema([f.with_type(wide_keys(f.type)) for f in inputs.schema],
+                       metadata=inputs.schema.metadata)
+    width = max(5, len(str(len(work))))
+
+    def write_part(item):
+        import os
+
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        from pyspark import TaskContext
+
+        part, (f, src, groups) = item
+        keep = bc.value
+        reader = pq.ParquetFile(src)
+        name = os.path.join(local, f"part-{part:0{width}d}.parquet")
+        ctx = TaskContext.get()
+        tmp = os.path.join(local, f".{os.path.basename(name)}.{ctx.taskAttemptId() if ctx else 0}")
+        out = None
+        try:
+            for rg, start, n in groups:
+                rows = np.arange(start, start + n, dtype=np.int64)
+                chunks = rows // CHUNK_ROWS
+                mask = np.zeros(n, bool)
+                for c in np.unique(chunks):
+                    bits = keep.get((f, int(c)))
+                    if bits is not None:
+                        sel = chunks == c
+                        arr = np.unpackbits(np.frombuffer(bits, np.uint8), bitorder="little")
+                        mask[sel] = arr[rows[sel] - c * CHUNK_ROWS] == 1
+                if not mask.any():
+                    continue
+                table = reader.read_row_group(rg).filter(pa.array(mask)).cast(schema)
+                if out is None:
+                    out = pq.ParquetWriter(tmp, schema)
+                out.write_table(table)
+            if out is not None:
+                out.close()
+                out = None
+                os.replace(tmp, name)
+        finally:
+            if out is not None:
+                out.close()
+            if os.path.exists(tmp):
+                os.remove(tmp)
+
+    if work:
+        spark.sparkContext.parallelize(list(enumerate(work)), len(work)).foreach(write_part)
+    open(os.path.join(local, "_SUCCESS"), "wb").close()
+
+
+def failure(e: BaseException) -> str:
+    """One line for a failure that is not bad input: the message of the task's error (ndup's,
+    for a signing task) or of the Java exception."""
+    text = str(e)
+    said = re.findall(r"^(?:\w+\.)*\w*(?:Error|Exception): (.+)$", text, re.M)
+    if said:
+        return said[-1].strip()
+    return java_message(e)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1112,8 +1992,16 @@ def main(argv: list[str] | None = None) -> int:
     except JobError as e:
         print(f"ndup-spark: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("ndup-spark: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        fd, trace = tempfile.mkstemp(prefix="ndup-spark-error-", suffix=".txt")
+        with os.fdopen(fd, "w") as f:
+            traceback.print_exc(file=f)
+        print(f"ndup-spark: failed: {failure(e)} (the whole trace: {trace})", file=sys.stderr)
+        return 1
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
