@@ -51,6 +51,11 @@ const EXACT_BATCH_PAIRS: usize = 1 << 22;
 /// sets.
 const EXACT_BATCH_DOCS: usize = 1 << 10;
 
+/// [`EXACT_BATCH_DOCS`] for a batch that reads from a compressed source, which is decompressed
+/// again from its start for each batch: fewer, larger batches, but bounded, so that a corpus
+/// whose documents are nearly all in uncertain pairs does not hold every shingle set at once.
+const EXACT_BATCH_DOCS_COMPRESSED: usize = 1 << 16;
+
 /// Pairs per document a batch of exact verification needs before its sets are sketched
 /// ([`bin_sketch`]). Why: making a sketch costs about as much as merging a few thousand
 /// elements, and each hopeless pair it rejects saves the start of a merge, so a set must serve
@@ -713,13 +718,13 @@ impl Pipeline {
             }
         }
         // A compressed source is decompressed again from its start for each batch that reads
-        // from it, so it gets the fewest batches memory allows.
+        // from it, so it gets fewer, larger batches.
         let compressed = |d: u32| match &docs[d as usize].origin {
             Origin::Record { source, .. } => !source.seekable(),
             Origin::File(_) | Origin::Text { .. } => false,
         };
         let max_docs = if pairs.iter().any(|p| compressed(p.a) || compressed(p.b)) {
-            usize::MAX
+            EXACT_BATCH_DOCS_COMPRESSED
         } else {
             EXACT_BATCH_DOCS
         };
@@ -1391,7 +1396,7 @@ mod tests {
             batches(7, pairs(), 4),
             [vec![(0, 1), (1, 4)], vec![(2, 3), (5, 6)]]
         );
-        // No bound (a compressed source): one batch, in the original order within components.
+        // No bound: one batch, in the original order within components.
         assert_eq!(
             batches(7, pairs(), usize::MAX),
             [vec![(0, 1), (1, 4), (2, 3), (5, 6)]]
