@@ -88,6 +88,10 @@ const CHUNK: usize = 2048;
 /// Candidate pairs verified exactly per batch: bounds the shingle sets held at once.
 const EXACT_BATCH: usize = 4096;
 
+/// [`EXACT_BATCH`] when an indexed record lies in a compressed file, which is decompressed again
+/// from its start for each batch: fewer, larger batches, still bounded.
+const EXACT_BATCH_COMPRESSED: usize = 1 << 14;
+
 /// Page cache of a writer (in KiB): band rows arrive in hash order, i.e. at random places of the
 /// band table, and a larger cache keeps those B-tree pages in memory during a big transaction.
 const WRITER_CACHE_KIB: i64 = 64 * 1024;

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -331,7 +331,12 @@ impl Index {
         drop(tx);
 
         stats.exact_checked = uncertain.len() as u64;
-        for batch in uncertain.chunks(EXACT_BATCH) {
+        let batch_len = if self.reads_compressed(&candidates, &uncertain) {
+            EXACT_BATCH_COMPRESSED
+        } else {
+            EXACT_BATCH
+        };
+        for batch in uncertain.chunks(batch_len) {
             let mut qs: Vec<u32> = batch.iter().map(|p| p.0).collect();
             qs.sort_unstable();
             qs.dedup();
@@ -518,6 +523,28 @@ fn reload_skip(id: String, reason: String) -> Skip {
 
 /// The shingle sets of the indexed records `wanted` among `candidates`, read again with one
 /// pass per file; only those whose text is still the one indexed.
+impl Index {
+    /// True when some of the `uncertain` pairs' indexed records lie in a file that cannot be
+    /// read at an offset (compressed): one whose records are read forward from its start.
+    fn reads_compressed(&self, candidates: &[Candidate], uncertain: &[(u32, usize, f64)]) -> bool {
+        let Some(fields) = &self.records else {
+            return false;
+        };
+        let mut paths: Vec<&Path> = uncertain
+            .iter()
+            .map(|&(_, c, _)| &candidates[c])
+            .filter(|c| c.offset.is_some())
+            .map(|c| c.path.as_path())
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        let opts = fields.options();
+        paths
+            .into_iter()
+            .any(|p| RecordSource::for_file(p, &opts).is_ok_and(|source| !source.seekable()))
+    }
+}
+
 fn reload_records(
     pipeline: &Pipeline,
     opts: &RecordOptions,
