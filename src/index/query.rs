@@ -247,6 +247,8 @@ impl Index {
                     QuerySource::File(p) => Some(absolute(p)),
                     QuerySource::Text(_) => None,
                 };
+                // This query's matches accepted by their signatures start here.
+                let first = matches.len();
                 let mut found: BTreeSet<i64> = BTreeSet::new();
                 for (b, h) in bands_of(&sig, bands, rows).into_iter().enumerate() {
                     let rows = lookup
@@ -326,6 +328,15 @@ impl Index {
                         Decision::Exact => uncertain.push((q, c, estimate)),
                     }
                 }
+                // With `top`, the query's best `top` accepted now are all it can keep of them
+                // (the uncertain ones compete with these at the end): a query of boilerplate
+                // that meets a million indexed copies holds `top` matches, not a million.
+                if let Some(top) = top
+                    && matches.len() - first > top
+                {
+                    matches[first..].sort_by(best_first);
+                    matches.truncate(first + top);
+                }
             }
         }
         drop(tx);
@@ -399,14 +410,7 @@ impl Index {
             }
         }
 
-        // By query in the order given, best first, then by id: deterministic.
-        matches.sort_by(|a, b| {
-            a.query
-                .cmp(&b.query)
-                .then(b.score().total_cmp(&a.score()))
-                .then(b.estimate.total_cmp(&a.estimate))
-                .then_with(|| a.indexed.cmp(&b.indexed))
-        });
+        matches.sort_by(best_first);
         if let Some(top) = top {
             let mut kept = 0;
             let mut last = None;
@@ -523,6 +527,16 @@ fn reload_skip(id: String, reason: String) -> Skip {
 
 /// The shingle sets of the indexed records `wanted` among `candidates`, read again with one
 /// pass per file; only those whose text is still the one indexed.
+/// By query in the order given, best first, then by id: deterministic, and a total order (an
+/// indexed id is matched at most once per query).
+fn best_first(a: &Match, b: &Match) -> std::cmp::Ordering {
+    a.query
+        .cmp(&b.query)
+        .then(b.score().total_cmp(&a.score()))
+        .then(b.estimate.total_cmp(&a.estimate))
+        .then_with(|| a.indexed.cmp(&b.indexed))
+}
+
 impl Index {
     /// True when some of the `uncertain` pairs' indexed records lie in a file that cannot be
     /// read at an offset (compressed): one whose records are read forward from its start.

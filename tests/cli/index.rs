@@ -166,6 +166,48 @@ fn build_then_query_finds_the_planted_copy() {
 }
 
 #[test]
+fn top_keeps_the_best_of_many_matches_whatever_the_verification() {
+    // Forty indexed copies of one text with 1 to 40 words edited, and two queries: the text
+    // itself and a copy with three words edited. Each query meets every copy.
+    let d = Dir::new();
+    let lines: String = (1..=40)
+        .map(|i| {
+            format!(
+                "{}\n",
+                serde_json::json!({"id": format!("k{i:02}"), "text": edited(7, 300, i)})
+            )
+        })
+        .collect();
+    d.create("c.jsonl", lines);
+    d.create("q/a.txt", text(7, 300));
+    d.create("q/b.txt", edited(7, 300, 3));
+    let built = d
+        .ndup()
+        .args(["index", "build", "c.jsonl", "--index", "i.db"])
+        .ok();
+    assert_eq!(summary(&built)["documents"], 40);
+    for verify in ["signature", "auto", "exact"] {
+        let query = |top: &[&str]| {
+            d.ndup()
+                .args(["query", "--index", "i.db", "-t", "0.5", "--verify", verify])
+                .args(top)
+                .arg("q")
+                .ok()
+                .of_type("match")
+        };
+        let all = query(&[]);
+        let top = query(&["--top", "4"]);
+        // The best four of each query, in the same order, with the same measures.
+        let best: Vec<&Value> = ["q/a.txt", "q/b.txt"]
+            .iter()
+            .flat_map(|q| all.iter().filter(|m| m["query"] == *q).take(4))
+            .collect();
+        assert!(all.len() > 20, "{verify}: {}", all.len());
+        assert_eq!(top.iter().collect::<Vec<_>>(), best, "{verify}");
+    }
+}
+
+#[test]
 fn query_reads_stdin_and_keeps_the_top_k() {
     let d = corpus();
     build(&d);
