@@ -349,6 +349,9 @@ impl NdupIgnore {
     /// Reads `root/.ndupignore`; `None` when there is none.
     pub fn load(root: &Path) -> Result<Option<Self>> {
         let path: PathBuf = root.join(FILE_NAME);
+        if let Err(reason) = crate::source::files::check_inside_tree(&path, root) {
+            return Err(Error::BadInput { path, reason });
+        }
         // It comes with the tree: a FIFO there would block the scan forever, a device never end.
         match std::fs::metadata(&path) {
             Ok(m) if !m.is_file() => {

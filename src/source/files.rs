@@ -983,6 +983,25 @@ pub fn is_too_large(e: &std::io::Error) -> bool {
 /// The largest side file (a baseline, a stop-word list, an ignore file, a configuration) read.
 pub const MAX_SIDE_FILE_BYTES: u64 = 64 << 20;
 
+/// `Err` with the reason when `path`, a file that comes with the tree at `root` (its
+/// `ndup.toml`, its `.ndupignore`), resolves outside that tree through a symbolic link: a tree
+/// from a stranger could otherwise make ndup read any file the user can, and print pieces of it
+/// in its parse errors. Both are resolved, so a root reached through a link is no matter.
+pub fn check_inside_tree(path: &Path, root: &Path) -> std::result::Result<(), String> {
+    let (Ok(real), Ok(root)) = (path.canonicalize(), root.canonicalize()) else {
+        // Missing, or not resolvable: reading it reports that.
+        return Ok(());
+    };
+    if real.starts_with(&root) {
+        Ok(())
+    } else {
+        Err(format!(
+            "a link to {}, outside the scanned tree",
+            display_id(&real)
+        ))
+    }
+}
+
 /// Reads a side file whole, refusing one larger than [`MAX_SIDE_FILE_BYTES`] (a link to
 /// `/dev/zero` must not take all memory).
 pub fn read_side_file(path: &Path) -> std::io::Result<Vec<u8>> {

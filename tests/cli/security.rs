@@ -130,6 +130,41 @@ fn a_found_config_reads_a_baseline_only_inside_its_tree() {
 }
 
 #[test]
+fn a_tree_config_or_ignore_file_linking_out_of_the_tree_is_refused() {
+    // A stranger's tree could link its `ndup.toml` or `.ndupignore` to any file the user can
+    // read, whose pieces a parse error would print (a key name, a line's glob count).
+    let d = Dir::new();
+    let body = text(3, 60);
+    d.create("tree/a.md", &body);
+    d.create("tree/b.md", &body);
+    d.create("secret.txt", "SECRET_TOKEN = 1\n");
+    for name in ["ndup.toml", ".ndupignore"] {
+        d.link("../secret.txt", &format!("tree/{name}"));
+        let run = d.scan().arg("tree").code(2);
+        assert_eq!(run.stderr_lines().len(), 1, "{}", run.describe());
+        assert!(
+            run.stderr.contains(&format!("tree/{name}: a link to "))
+                && run.stderr.contains("secret.txt, outside the scanned tree")
+                && !run.stderr.contains("SECRET_TOKEN"),
+            "{}",
+            run.describe()
+        );
+        std::fs::remove_file(d.path().join("tree").join(name)).unwrap();
+    }
+    // A link inside the tree is read, and so is a tree reached through a link.
+    d.create("tree/conf/shared.toml", "threshold = 0.99\n");
+    d.link("conf/shared.toml", "tree/ndup.toml");
+    d.create("tree/conf/ignore", "a.md b.md\n");
+    d.link("conf/ignore", "tree/.ndupignore");
+    d.link("tree", "via");
+    for root in ["tree", "via"] {
+        let run = d.scan().arg(root).ok();
+        assert_eq!(run.records()[0]["threshold"], 0.99, "{}", run.describe());
+        assert_eq!(run.count("ignored_pairs"), 1, "{}", run.describe());
+    }
+}
+
+#[test]
 fn control_characters_in_names_are_escaped_on_terminals_and_in_text() {
     let d = Dir::new();
     let name = evil_tree(&d);

@@ -155,6 +155,12 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, Option<Found>)> {
             if !path.is_file() {
                 return Ok((argv, None));
             }
+            ndup::source::files::check_inside_tree(&path, &root).map_err(|why| {
+                anyhow::anyhow!(
+                    "{}: {why}: a configuration from outside the tree is named with --config",
+                    path.display()
+                )
+            })?;
             let root = root.canonicalize().map_err(|e| {
                 anyhow::anyhow!("{}: {}", root.display(), ndup::model::io_reason(&e))
             })?;
