@@ -106,7 +106,9 @@ pub fn is_parquet_path(path: &Path) -> bool {
 
 /// The Parquet files of `path`: itself when it is a `.parquet` file; for a directory, the files
 /// under it when it is a Parquet dataset (see the module's documentation), sorted; `None`
-/// otherwise.
+/// otherwise. A directory whose only shards lie under names left out (a `_temporary` of a job
+/// still writing) is a dataset with no files: `Some` of none, for the caller to refuse by name
+/// rather than read it as a tree of documents.
 pub fn dataset_files(path: &Path) -> Option<Vec<PathBuf>> {
     // `-` is standard input, whatever the current directory holds.
     if crate::source::records::is_stdin(path) {
@@ -115,9 +117,12 @@ pub fn dataset_files(path: &Path) -> Option<Vec<PathBuf>> {
     if !path.is_dir() {
         return is_parquet_path(path).then(|| vec![path.to_path_buf()]);
     }
+    let left_out = |name: &str| name.starts_with('.') || name.starts_with('_');
     // Walked by hand (symbolic links not followed), stopping at the first file that is not
     // Parquet: deciding costs next to nothing for an ordinary tree of documents.
     let mut files = Vec::new();
+    let mut skipped_dirs = Vec::new();
+    let mut shard_left_out = false;
     let mut stack = vec![path.to_path_buf()];
     while let Some(d) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&d) else {
@@ -126,11 +131,12 @@ pub fn dataset_files(path: &Path) -> Option<Vec<PathBuf>> {
         for e in entries.flatten() {
             let entry = e.path();
             let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if name.starts_with('.') || name.starts_with('_') {
-                continue;
-            }
             match e.file_type() {
+                Ok(t) if t.is_dir() && left_out(name) => skipped_dirs.push(entry),
                 Ok(t) if t.is_dir() => stack.push(entry),
+                Ok(t) if t.is_file() && left_out(name) => {
+                    shard_left_out |= is_parquet_path(&entry);
+                }
                 Ok(t) if t.is_file() => {
                     if !is_parquet_path(&entry) {
                         return None;
@@ -141,8 +147,27 @@ pub fn dataset_files(path: &Path) -> Option<Vec<PathBuf>> {
             }
         }
     }
+    if files.is_empty() {
+        // Nothing but names left out: a dataset when some of them hold shards.
+        return (shard_left_out || skipped_dirs.iter().any(|d| holds_parquet(d))).then(Vec::new);
+    }
     files.sort();
-    (!files.is_empty()).then_some(files)
+    Some(files)
+}
+
+/// True when a `.parquet` file lies under `dir` (links not followed).
+fn holds_parquet(dir: &Path) -> bool {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(t) if t.is_file() && is_parquet_path(&e.path()) => return true,
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 /// A file that cannot be read as asked: skipped whole.
@@ -1610,6 +1635,13 @@ mod tests {
         );
         std::fs::write(d.join("data/notes.md"), "").unwrap();
         assert_eq!(dataset_files(&d.join("data")), None);
+        // Shards only where they are left out: a dataset of no files, not a tree of documents.
+        let only = d.join("only");
+        std::fs::create_dir_all(only.join("_temporary/0")).unwrap();
+        std::fs::write(only.join("_SUCCESS"), "").unwrap();
+        assert_eq!(dataset_files(&only), None);
+        std::fs::write(only.join("_temporary/0/part-0.parquet"), "").unwrap();
+        assert_eq!(dataset_files(&only), Some(vec![]));
         assert_eq!(dataset_files(&d.join("x.jsonl")), None);
     }
 

@@ -626,6 +626,16 @@ pub(crate) fn check_inputs(inputs: &[PathBuf]) -> Result<()> {
                 crate::source::files::check_exists(p)?;
             }
             Ok(m) if m.is_dir() => {
+                #[cfg(feature = "parquet")]
+                if crate::source::parquet::dataset_files(p).is_some() {
+                    return Err(Error::BadInput {
+                        path: p.clone(),
+                        reason: "a Parquet dataset with no shard outside the directories named \
+                                 `_*` or `.*`, which are left out (a `_temporary` holds a job's \
+                                 unfinished output)"
+                            .into(),
+                    });
+                }
                 return Err(Error::BadInput {
                     path: p.clone(),
                     reason: "is a directory; JSON-lines input must be a file or -".into(),
@@ -930,9 +940,14 @@ fn row_line<E>(record: &std::result::Result<Record, E>, opts: &RecordOptions) ->
 /// The inputs with each Parquet dataset directory replaced by its files, in order.
 #[cfg(feature = "parquet")]
 pub fn expand_datasets(inputs: &[PathBuf]) -> Vec<PathBuf> {
-    once_each(inputs.iter().flat_map(|p| match p.is_dir() {
-        true => crate::source::parquet::dataset_files(p).unwrap_or_else(|| vec![p.clone()]),
-        false => vec![p.clone()],
+    once_each(inputs.iter().flat_map(|p| {
+        match p.is_dir() {
+            // A dataset with no shard stays a directory, for `check_inputs` to refuse by name.
+            true => crate::source::parquet::dataset_files(p)
+                .filter(|files| !files.is_empty())
+                .unwrap_or_else(|| vec![p.clone()]),
+            false => vec![p.clone()],
+        }
     }))
 }
 

@@ -147,6 +147,55 @@ fn a_parquet_dataset_scans_as_its_rows_written_as_json_lines_do() {
 }
 
 #[test]
+fn shards_under_temporary_or_hidden_directories_are_left_out() {
+    // What a Spark job leaves while it writes (or after it failed): shards under `_temporary`,
+    // which the job would move into place on commit. Read beside the finished shards, they would
+    // be read twice; alone, they are no dataset yet.
+    let d = Dir::new();
+    let all = rows(300);
+    write(
+        &d.path().join("ds/part-0.parquet"),
+        &all[..200],
+        Compression::SNAPPY,
+        100,
+    );
+    for sub in ["_temporary/0/part-1.parquet", ".hidden/part-2.parquet"] {
+        write(
+            &d.path().join("ds").join(sub),
+            &all[200..],
+            Compression::SNAPPY,
+            100,
+        );
+    }
+    let run = d.scan().arg("ds").args(FIELDS).ok();
+    // The 200 rows of `part-0` (one of them without text), none of the others.
+    assert_eq!(run.count("documents"), 199, "{}", run.describe());
+    assert_eq!(run.count("skipped_malformed"), 1);
+    // Only such shards: refused by name, for every command, not read as a tree of documents.
+    write(
+        &d.path().join("tmp/_temporary/0/part-0.parquet"),
+        &all,
+        Compression::SNAPPY,
+        100,
+    );
+    d.create("tmp/_SUCCESS", "");
+    for args in [
+        &["scan", "tmp"][..],
+        &["scan", "--jsonl", "tmp"],
+        &["dedup", "tmp", "-o", "-"],
+    ] {
+        let run = d.ndup().args(args).args(FIELDS).code(2);
+        assert_eq!(
+            run.stderr.trim_end(),
+            "ndup: tmp: a Parquet dataset with no shard outside the directories named `_*` or \
+             `.*`, which are left out (a `_temporary` holds a job's unfinished output)",
+            "{}",
+            run.describe()
+        );
+    }
+}
+
+#[test]
 fn dedup_writes_the_kept_rows_with_every_column_and_the_schema() {
     let d = Dir::new();
     let all = dataset(&d);
