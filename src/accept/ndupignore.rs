@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::source::files::PatternBudget;
@@ -493,14 +494,18 @@ impl NdupIgnore {
             .collect();
         for batch in new.chunks(BATCH) {
             let candidates: Vec<Candidate<'_>> = batch.iter().map(Candidate::new).collect();
-            let (mut found, mut hits) = (Vec::new(), vec![Vec::new(); batch.len()]);
+            let mut hits = vec![Vec::new(); batch.len()];
             for (start, set) in &self.sets {
-                // A copy shares the compiled set but not its caches, dropped with it.
+                // A copy shares the compiled set but not its caches (one per thread), dropped
+                // with it.
                 let set = set.clone();
-                for (candidate, hits) in candidates.iter().zip(&mut hits) {
-                    set.matches_candidate_into(candidate, &mut found);
-                    hits.extend(found.iter().map(|&f| (start + f) as u32));
-                }
+                candidates.par_iter().zip(&mut hits).for_each_init(
+                    Vec::new,
+                    |found, (candidate, hits)| {
+                        set.matches_candidate_into(candidate, found);
+                        hits.extend(found.iter().map(|&f| (start + f) as u32));
+                    },
+                );
             }
             for (id, hits) in batch.iter().zip(&hits) {
                 self.record(id, hits, &mut seen);
