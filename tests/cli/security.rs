@@ -151,6 +151,26 @@ fn a_tree_config_or_ignore_file_linking_out_of_the_tree_is_refused() {
         );
         std::fs::remove_file(d.path().join("tree").join(name)).unwrap();
     }
+    // Nor is one that is no regular file (a FIFO would block the run), nor a device.
+    let fifo = d.path().join("tree/ndup.toml");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let run = d.scan().arg("tree").timeout(20).code(2);
+    assert_eq!(run.stderr, "ndup: tree/ndup.toml: not a regular file\n");
+    std::fs::remove_file(&fifo).unwrap();
+    d.link("/dev/zero", "tree/ndup.toml");
+    let run = d.scan().arg("tree").code(2);
+    assert!(
+        run.stderr.contains("a link to /dev/zero, outside"),
+        "{}",
+        run.describe()
+    );
+    std::fs::remove_file(&fifo).unwrap();
     // A link inside the tree is read, and so is a tree reached through a link.
     d.create("tree/conf/shared.toml", "threshold = 0.99\n");
     d.link("conf/shared.toml", "tree/ndup.toml");

@@ -152,7 +152,7 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, Option<Found>)> {
                 _ => PathBuf::from("."),
             };
             let path = root.join(FILE_NAME);
-            if !path.is_file() {
+            if std::fs::symlink_metadata(&path).is_err() {
                 return Ok((argv, None));
             }
             ndup::source::files::check_inside_tree(&path, &root).map_err(|why| {
@@ -161,6 +161,15 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, Option<Found>)> {
                     path.display()
                 )
             })?;
+            match std::fs::metadata(&path) {
+                // A dangling link: no configuration, as when there is no file.
+                Err(_) => return Ok((argv, None)),
+                // It comes with the tree: a FIFO would block the run, a device never end.
+                Ok(m) if !m.is_file() => {
+                    anyhow::bail!("{}: not a regular file", path.display())
+                }
+                Ok(_) => {}
+            }
             let root = root.canonicalize().map_err(|e| {
                 anyhow::anyhow!("{}: {}", root.display(), ndup::model::io_reason(&e))
             })?;
