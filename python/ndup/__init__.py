@@ -119,6 +119,15 @@ def _options(**kw: Any) -> dict[str, Any]:
                 f"(write {name}=[{value!r}])"
             )
         kw[name] = list(value)
+    # Sizes in bytes: a negative one is refused here by name, not as a field Rust cannot take.
+    for name in ("max_memory", "max_filesize"):
+        value = kw[name]
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"{name} takes an int (bytes), not {type(value).__name__}")
+        if not 0 <= value < 1 << 64:
+            raise ValueError(f"{name} must be a number of bytes from 0 to 2**64 - 1, not {value}")
     return kw
 
 

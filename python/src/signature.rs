@@ -67,8 +67,25 @@ fn shingle_name(kind: ShingleKind) -> &'static str {
 /// A count given from Python (`k`, `num_perm`...): negative values are a `ValueError` naming the
 /// argument, not an `OverflowError`.
 pub(crate) fn count(name: &str, v: i64) -> PyResult<usize> {
+    // Only the sign is checked here: each count has its own range, checked where it is used.
     usize::try_from(v)
-        .map_err(|_| PyValueError::new_err(format!("{name} must be at least 0, not {v}")))
+        .map_err(|_| PyValueError::new_err(format!("{name} must not be negative, not {v}")))
+}
+
+/// The most threads a call starts, as the command line's `--threads`.
+const MAX_THREADS: usize = 1024;
+
+/// Refuses a lone `str` or `bytes` where an iterable of items is taken: iterating it would
+/// split one item into characters (or bytes), which is never what is meant.
+pub(crate) fn not_lone(name: &str, what: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
+    if v.is_instance_of::<PyString>() || v.is_instance_of::<PyBytes>() {
+        let kind = v.get_type().name().map_or("?".into(), |n| n.to_string());
+        return Err(PyTypeError::new_err(format!(
+            "{name} takes an iterable of {what}, not a single {kind} (write [{}])",
+            v.repr().map_or("...".into(), |r| r.to_string())
+        )));
+    }
+    Ok(())
 }
 
 /// Shingle options, refusing a size of 0 by the argument's name (`k` or `w`).
@@ -124,12 +141,22 @@ impl PyMinHasher {
         seed: i128,
         sketch: &str,
         w: i64,
-        stopwords: Option<Vec<String>>,
+        stopwords: Option<&Bound<'_, PyAny>>,
         nfkc: bool,
         lowercase: bool,
         collapse_whitespace: bool,
         trim: bool,
     ) -> PyResult<Self> {
+        let stopwords = match stopwords {
+            Some(list) => {
+                not_lone("stopwords", "str", list)?;
+                Some(
+                    list.extract::<Vec<String>>()
+                        .map_err(|_| PyTypeError::new_err("stopwords takes a list of str"))?,
+                )
+            }
+            None => None,
+        };
         let shingle = shingle_options(shingle, k, w, stopwords)?;
         let normalize = NormalizeOptions {
             nfkc,
@@ -183,9 +210,15 @@ impl PyMinHasher {
                     "threads must be at least 1, not {n}"
                 )));
             }
+            Some(n) if n as u64 > MAX_THREADS as u64 => {
+                return Err(PyValueError::new_err(format!(
+                    "threads must be at most {MAX_THREADS}, not {n}"
+                )));
+            }
             Some(n) => Some(count("threads", n)?),
             None => None,
         };
+        not_lone("sign_batch", "str", texts)?;
         // Strong references keep every text alive (and its UTF-8 in place) while the GIL is
         // released, whatever another thread does to the caller's list.
         let mut held: Vec<Bound<'_, PyString>> = Vec::new();
@@ -229,13 +262,26 @@ impl PyMinHasher {
 
     /// The signature of precomputed 64-bit hashes (any order, repeats allowed), or None when
     /// there are none. The hashes must be uniform: hash raw tokens first, or use `sign_tokens`.
-    fn sign_hashes(&self, hashes: Vec<u64>) -> Option<PySignature> {
-        self.hasher.sign_hashes(&hashes).map(PySignature::from)
+    fn sign_hashes(&self, hashes: &Bound<'_, PyAny>) -> PyResult<Option<PySignature>> {
+        // A list or a NumPy array at once; any other iterable item by item.
+        let hashes: Vec<u64> = match hashes.extract() {
+            Ok(v) => v,
+            Err(_) => {
+                not_lone("sign_hashes", "int", hashes)?;
+                let mut v = Vec::new();
+                for h in hashes.try_iter()? {
+                    v.push(h?.extract::<u64>()?);
+                }
+                v
+            }
+        };
+        Ok(self.hasher.sign_hashes(&hashes).map(PySignature::from))
     }
 
     /// The signature of your own tokens (str or bytes, e.g. word shingles), each hashed with
     /// the seeded 64-bit xxh3 that `MinHash.update` uses; None when there are none.
     fn sign_tokens(&self, tokens: &Bound<'_, PyAny>) -> PyResult<Option<PySignature>> {
+        not_lone("sign_tokens", "str or bytes", tokens)?;
         let seed = self.hasher.params().seed;
         let mut hashes = Vec::new();
         for t in tokens.try_iter()? {

@@ -276,6 +276,40 @@ def test_bad_arguments_are_exceptions_not_crashes():
         ndup.MinHasher().sign_batch(["fine text here", None])
     with pytest.raises(TypeError):
         ndup.MinHasher().sign_batch(5)
+    # One item where an iterable of items is taken would be split into characters: refused.
+    h = ndup.MinHasher()
+    with pytest.raises(TypeError, match=r"sign_batch takes an iterable of str, not a single str \(write \['one text'\]\)"):
+        h.sign_batch("one text")
+    with pytest.raises(TypeError, match="sign_tokens takes an iterable"):
+        h.sign_tokens("abc")
+    with pytest.raises(TypeError, match="sign_tokens takes an iterable"):
+        h.sign_tokens(b"abc")
+    with pytest.raises(TypeError, match=r"stopwords takes an iterable of str, not a single str \(write \['the'\]\)"):
+        ndup.MinHasher(shingle="stopword", stopwords="the")
+    # Ranges named as they are: a negative count is not "at least 0", threads at most 1024.
+    with pytest.raises(ValueError, match="num_perm must not be negative, not -1"):
+        ndup.MinHasher(num_perm=-1)
+    with pytest.raises(ValueError, match="threads must be at most 1024, not 100000"):
+        h.sign_batch(["a text"], threads=100000)
+    for name in ("max_memory", "max_filesize"):
+        with pytest.raises(ValueError, match=f"{name} must be a number of bytes"):
+            ndup.scan(["a text", "b text"], **{name: -1})
+        with pytest.raises(TypeError, match=f"{name} takes an int"):
+            ndup.scan(["a text", "b text"], **{name: "1G"})
+
+
+def test_sign_hashes_takes_any_iterable_of_ints():
+    h = ndup.MinHasher()
+    hashes = [(i * 0x9E3779B97F4A7C15) % (1 << 64) for i in range(1, 200)]
+    want = h.sign_hashes(hashes)
+    assert want is not None
+    for given in (iter(hashes), (x for x in hashes), tuple(hashes), np.array(hashes, dtype=np.uint64)):
+        assert h.sign_hashes(given) == want
+    assert h.sign_hashes(iter([])) is None
+    with pytest.raises(TypeError):
+        h.sign_hashes(iter(["not", "ints"]))
+    with pytest.raises(TypeError, match="sign_hashes takes an iterable of int"):
+        h.sign_hashes("123")
 
 
 def test_an_empty_minhash_is_datasketchs():
