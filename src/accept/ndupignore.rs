@@ -40,16 +40,14 @@ pub const FILE_NAME: &str = ".ndupignore";
 
 /// At most this many globs are compiled into one set. globset's regex set has a size limit (a
 /// set over it is split in halves until its parts fit: 10,000 short globs do not fit in one), and
-/// the states of its lazy DFA grow with its globs. Measured on 10,000 ids: sets of 128 match
-/// 10,000 globs of one `*` in 16 µs an id (sets of 32: 53 µs, of 512: 9 µs, one set a glob:
-/// 9 ms), and 10,000 globs of six `*` in 3.2 ms an id (sets of 16: 1.6 ms, of 512: 4.4 ms, one
-/// set a glob: 4.3 ms).
+/// the states of its lazy DFA grow with its globs: smaller sets cost more matches an id, larger
+/// ones slow each match on globs of many `*` (see docs/design-notes.md for the sizes tried).
 const SET_SIZE: usize = 128;
 
 /// At most this many bytes of regex times globs in a set. When its lazy DFA gives up, a set is
 /// matched by a PikeVM that takes two slots of 8 bytes per glob per NFA state, twice (a state
-/// per byte of regex, or fewer): a set of 1,024 globs with six `*` each took 1 GB, one of 128
-/// globs of 2 KiB each would take about as much. At most 32 MB.
+/// per byte of regex, or fewer): its memory grows with globs times regex bytes, which this
+/// bounds to a few tens of megabytes a set.
 const SET_COST: usize = 1 << 20;
 
 /// [`NdupIgnore::prepare`] matches this many ids at a time against each set: the matches of a
@@ -59,8 +57,8 @@ const BATCH: usize = 1024;
 /// Accepted pairs of globs.
 pub struct NdupIgnore {
     root: String,
-    /// Per rule (line), the indices of its first and second glob among the distinct globs.
-    rules: Vec<[u32; 2]>,
+    /// The number of rules (lines).
+    rules: usize,
     /// The distinct globs, compiled in sets of consecutive ones, each set with the index of its
     /// first glob.
     sets: Vec<(usize, GlobSet)>,
@@ -74,7 +72,7 @@ impl Clone for NdupIgnore {
     fn clone(&self) -> Self {
         NdupIgnore {
             root: self.root.clone(),
-            rules: self.rules.clone(),
+            rules: self.rules,
             sets: self.sets.clone(),
             of_glob: self.of_glob.clone(),
             seen: Mutex::new(Seen::new()),
@@ -86,7 +84,7 @@ impl fmt::Debug for NdupIgnore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NdupIgnore")
             .field("root", &self.root)
-            .field("rules", &self.rules.len())
+            .field("rules", &self.rules)
             .field("globs", &self.of_glob.len())
             .field("sets", &self.sets.len())
             .finish_non_exhaustive()
@@ -425,7 +423,7 @@ impl NdupIgnore {
         }
         Ok(NdupIgnore {
             root: crate::source::files::display_id(root),
-            rules,
+            rules: rules.len(),
             sets,
             of_glob,
             seen: Mutex::new(Seen::new()),
@@ -434,12 +432,12 @@ impl NdupIgnore {
 
     /// Number of rules.
     pub fn len(&self) -> usize {
-        self.rules.len()
+        self.rules
     }
 
     /// True when the file holds no rule.
     pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
+        self.rules == 0
     }
 
     /// `id` relative to the root.
@@ -456,7 +454,7 @@ impl NdupIgnore {
                 side.extend_from_slice(of_glob);
             }
         }
-        let n = self.rules.len();
+        let n = self.rules;
         let [first, second] = rules;
         let sides = [seen.intern(first, n), seen.intern(second, n)];
         seen.ids.insert(id.into(), sides);
@@ -479,11 +477,11 @@ impl NdupIgnore {
 
     /// Matches `ids` against the globs, for [`NdupIgnore::accepts`] to find them matched. It
     /// would match an id it meets on its own, against every set, and each set's regexes keep
-    /// caches: some 10 MiB a set on hostile globs (10,000 globs make 79 sets or more, 800 MB
-    /// measured). This goes set by set through batches of ids, so that one set's caches are
-    /// held at a time.
+    /// caches, megabytes a set on hostile globs, and a file of 10,000 globs makes dozens of sets.
+    /// This goes set by set through batches of ids, so that one set's caches are held at a
+    /// time.
     pub fn prepare<'a>(&self, ids: impl IntoIterator<Item = &'a str>) {
-        if self.rules.is_empty() {
+        if self.rules == 0 {
             return;
         }
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
@@ -517,7 +515,7 @@ impl NdupIgnore {
     /// matches is kept: each distinct id is matched against the globs once (see
     /// [`NdupIgnore::prepare`] to match many first).
     pub fn accepts(&self, a: &str, b: &str) -> bool {
-        if self.rules.is_empty() {
+        if self.rules == 0 {
             return false;
         }
         let (a, b) = (self.relative(a), self.relative(b));
