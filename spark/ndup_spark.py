@@ -577,6 +577,8 @@ def list_inputs(spark: SparkSession, args: argparse.Namespace) -> Inputs:
     works; then checked as ndup would read them (`check_jsonl`, `check_parquet`)."""
     hadoop = Hadoop(spark)
     found: list[InputFile] = []
+    # Names the walks passed over, to say why a dataset held nothing to read.
+    passed: list[str] = []
     for given in args.inputs:
         q, fs = hadoop.path(given, given)
         try:
@@ -598,6 +600,7 @@ def list_inputs(spark: SparkSession, args: argparse.Namespace) -> Inputs:
                     if local and os.path.islink(st.getPath().toUri().getPath()):
                         continue
                     if walk_skips(name):
+                        passed.append(child_rel)
                         continue
                     if st.isDirectory():
                         yield from walk(st.getPath(), child_rel)
@@ -625,6 +628,10 @@ def list_inputs(spark: SparkSession, args: argparse.Namespace) -> Inputs:
         if u.scheme == "file":
             f.local = urllib.parse.unquote(u.path)
     if not files:
+        if passed:
+            raise JobError(f"no input files: only hidden or `_` entries ({passed[0]}"
+                           f"{f' and {len(passed) - 1} more' if len(passed) > 1 else ''}), "
+                           "which a walk skips as Spark does")
         raise JobError("no input files")
     fmt = input_format(files, args.format)
     heads = read_heads(hadoop, files, fmt)

@@ -406,6 +406,11 @@ def test_inputs_and_out_checked_before_the_work(tmp_path, session, monkeypatch):
     assert inputs("p4") == ("p4/b.parquet: its columns differ from those of p4/a.parquet: "
                             "deduplicate them separately (`id`: int64 here, string there)")
     assert inputs("nosuch") == "nosuch: no such file or directory"
+    os.makedirs("job/_temporary/0")
+    open("job/_temporary/0/part-0.parquet", "w").close()
+    open("job/_SUCCESS", "w").close()
+    assert inputs("job") == ("no input files: only hidden or `_` entries (_SUCCESS and 1 more), "
+                             "which a walk skips as Spark does")
     assert inputs("s3://bucket/x.jsonl").startswith("s3://bucket/x.jsonl: ")
     i = inputs("DATA.PARQUET")
     assert (i.fmt, [f.name for f in i.files]) == ("parquet", ["DATA.PARQUET"])
