@@ -79,6 +79,18 @@ fn a_found_config_may_not_write_read_outside_or_set_resources() {
         assert!(!d.path().join("stolen.json").exists());
         assert!(!d.path().join("stolen.db").exists());
     }
+    // Refused even when the command line gives the same flag, which would win: the file is
+    // judged, not only what takes effect.
+    for (line, flag) in [
+        ("threads = 1", &["-j", "2"][..]),
+        ("follow = true", &["-L"][..]),
+        ("output = \"stolen.json\"", &["-o", "mine.json"][..]),
+    ] {
+        d.create("tree/ndup.toml", line);
+        let run = d.scan().arg("tree").args(flag).code(2);
+        assert!(run.stderr.contains("tree/ndup.toml"), "{}", run.describe());
+        assert!(!d.path().join("mine.json").exists());
+    }
     // What shapes the scan is taken.
     d.create(
         "tree/ndup.toml",

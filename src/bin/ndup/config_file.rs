@@ -424,11 +424,13 @@ fn flag(
             path.display()
         );
     }
-    if given.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine) {
-        return Ok(true); // the command line wins
-    }
+    // Judged before the command line overrides it: a tree whose file asks to write or to read
+    // outside is refused whatever the command line gives, as the manual says.
     if let Trust::Tree(root) = trust {
         trusted_in_tree(path, root, long, value)?;
+    }
+    if given.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine) {
+        return Ok(true); // the command line wins
     }
     let bad = |what: &str| anyhow::anyhow!("{}: `{key}` must be {what}", path.display());
     let scalar = |v: &toml::Value| scalar(v).ok_or_else(|| bad("a string or a number"));
