@@ -239,6 +239,7 @@ impl ScanConfig {
     pub fn params(&self) -> Params {
         let sig = self.signatures();
         let sample = self.sample();
+        let exact = matches!(self.strategy, StrategyConfig::Exact(_));
         Params {
             kind: "params",
             format_version: FORMAT_VERSION,
@@ -269,8 +270,9 @@ impl ScanConfig {
             seed: self.seed,
             threshold: self.threshold,
             measure: self.measure,
-            verify: self.verify,
-            max_bucket: self.max_bucket,
+            // Exact mode joins sets: nothing to verify, no buckets.
+            verify: (!exact).then_some(self.verify),
+            max_bucket: (!exact).then_some(self.max_bucket),
         }
     }
 }
@@ -327,10 +329,12 @@ pub struct Params {
     pub threshold: f64,
     /// What the threshold measures.
     pub measure: Measure,
-    /// The verification mode.
-    pub verify: VerifyMode,
-    /// Buckets larger than this are linked as stars.
-    pub max_bucket: usize,
+    /// The verification mode (none in exact mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyMode>,
+    /// Buckets larger than this are linked as stars (none in exact mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_bucket: Option<usize>,
 }
 
 #[cfg(test)]

@@ -137,10 +137,13 @@ pub struct ParamsRecord<'a> {
     pub threshold: f64,
     /// What the threshold measures.
     pub measure: Measure,
-    /// How candidate pairs are verified.
-    pub verify: VerifyMode,
-    /// Buckets with more members than this are linked as stars.
-    pub max_bucket: usize,
+    /// How candidate pairs are verified; absent in exact mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyMode>,
+    /// Buckets with more members than this are linked as stars; absent in exact mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 2))]
+    pub max_bucket: Option<usize>,
 }
 
 impl<'a> From<&'a Params> for ParamsRecord<'a> {

@@ -83,6 +83,10 @@ fn exact_mode_reports_exactly_the_brute_force_pairs() {
             assert_eq!(r["estimate"], r["jaccard"]);
         }
         assert_eq!(records[0]["mode"], "exact");
+        // Only the join's parameters: no sketch, banding, verification or buckets.
+        for field in ["sketch", "num_perm", "bands", "verify", "max_bucket"] {
+            assert!(records[0].get(field).is_none(), "{field}: {}", records[0]);
+        }
         assert!(run.stderr.contains("exact mode"), "{}", run.describe());
         assert!(run.stderr.contains("memory estimate"), "{}", run.describe());
     }

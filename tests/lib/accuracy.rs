@@ -494,7 +494,7 @@ fn run(corpus: &Corpus, config: ScanConfig) -> (ScanReport, Figures) {
         report.params.sketch,
         report.params.bands,
         report.params.rows,
-        report.params.verify.name(),
+        report.params.verify.map_or("-", |v| v.name()),
         f.high_found,
         f.high,
         f.recall(),
