@@ -361,6 +361,19 @@ fn what_sign_and_scan_signatures_refuse() {
         "{}",
         run.describe()
     );
+    // Verification and the bucket rule belong to the scan of the shards, not to signing.
+    for flag in ["--verify", "--max-bucket"] {
+        let run = d
+            .ndup()
+            .args(["sign", "c.jsonl", "--out", "y", flag, "2"])
+            .code(2);
+        assert!(
+            run.stderr
+                .contains(&format!("unexpected argument '{flag}'")),
+            "{}",
+            run.describe()
+        );
+    }
 }
 
 /// A slice of a corpus with no document (every line malformed) left a directory without

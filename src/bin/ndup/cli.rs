@@ -351,6 +351,9 @@ pub struct DedupArgs {
 
     #[command(flatten)]
     pub corpus: CorpusArgs,
+
+    #[command(flatten)]
+    pub verification: VerificationArgs,
 }
 
 /// The flags of a command that signs a whole corpus (`dedup`, `sign`): the threshold, the
@@ -375,7 +378,7 @@ pub struct CorpusArgs {
     pub sketch: SignatureSketchArgs,
 
     #[command(flatten)]
-    pub candidates: CandidateArgs,
+    pub banding: BandingArgs,
 
     /// Print nothing on stderr but errors.
     #[arg(long, short = 'q')]
@@ -397,7 +400,7 @@ pub struct CorpusArgs {
 impl DedupArgs {
     /// The library configuration these flags describe (the same knobs as `ndup scan`).
     pub fn config(&self) -> Result<ScanConfig> {
-        self.corpus.config()
+        self.corpus.config(Some(&self.verification))
     }
 
     /// The keep rule.
@@ -834,10 +837,35 @@ impl InputArgs {
     }
 }
 
-/// How candidate pairs are found and verified: the LSH and verification flags shared by
-/// `ndup scan` and `ndup dedup`.
+/// How candidate pairs are found and verified: the LSH and verification flags of `ndup scan`.
 #[derive(Debug, Clone, Args)]
 pub struct CandidateArgs {
+    #[command(flatten)]
+    pub banding: BandingArgs,
+
+    #[command(flatten)]
+    pub verification: VerificationArgs,
+}
+
+impl CandidateArgs {
+    /// The configuration these flags and `sketching` describe at `threshold`, for the signature
+    /// sketch `sketch`; the caller sets what only its command knows.
+    pub fn config(
+        &self,
+        sketching: &SketchingArgs,
+        sketch: SketchKind,
+        threshold: f64,
+        input: InputOptions,
+    ) -> Result<ScanConfig> {
+        let mut config = self.banding.config(sketching, sketch, threshold, input)?;
+        self.verification.apply(&mut config);
+        Ok(config)
+    }
+}
+
+/// The LSH banding: what `ndup sign` needs of the candidate flags, for the band keys it writes.
+#[derive(Debug, Clone, Args)]
+pub struct BandingArgs {
     /// LSH bands [default: chosen for the threshold, see `ndup tune`].
     #[arg(long, short = 'b', value_name = "B", help_heading = "LSH")]
     pub bands: Option<usize>,
@@ -846,24 +874,11 @@ pub struct CandidateArgs {
     pub rows: Option<usize>,
     #[command(flatten)]
     pub weights: WeightArgs,
-    /// Buckets with more members are linked as a star around their first member instead of
-    /// all pairs, so thousands of copies cannot make the scan quadratic.
-    #[arg(long, default_value_t = DEFAULT_MAX_BUCKET, value_name = "N", help_heading = "LSH")]
-    pub max_bucket: usize,
-
-    /// How candidate pairs are verified.
-    #[arg(
-        long,
-        value_enum,
-        default_value = "auto",
-        help_heading = "Verification"
-    )]
-    pub verify: VerifyArg,
 }
 
-impl CandidateArgs {
-    /// The configuration these flags and `sketching` describe at `threshold`, for the signature
-    /// sketch `sketch`; the caller sets what only its command knows.
+impl BandingArgs {
+    /// The configuration of signatures banded as these flags say, with the default
+    /// verification.
     pub fn config(
         &self,
         sketching: &SketchingArgs,
@@ -889,8 +904,6 @@ impl CandidateArgs {
             }),
             seed: sketching.seed,
             threshold,
-            verify: self.verify.mode(),
-            max_bucket: self.max_bucket,
             ..ScanConfig::default()
         })
     }
@@ -898,6 +911,32 @@ impl CandidateArgs {
     /// True when the user shaped the banding (so the tuner's choice was overridden in part).
     pub fn shaped(&self, sketching: &SketchingArgs) -> bool {
         self.bands.is_some() || self.rows.is_some() || sketching.num_perm.is_some()
+    }
+}
+
+/// How candidate pairs are verified, and the bucket rule: `ndup scan` and `ndup dedup`.
+#[derive(Debug, Clone, Args)]
+pub struct VerificationArgs {
+    /// Buckets with more members are linked as a star around their first member instead of
+    /// all pairs, so thousands of copies cannot make the scan quadratic.
+    #[arg(long, default_value_t = DEFAULT_MAX_BUCKET, value_name = "N", help_heading = "LSH")]
+    pub max_bucket: usize,
+
+    /// How candidate pairs are verified.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        help_heading = "Verification"
+    )]
+    pub verify: VerifyArg,
+}
+
+impl VerificationArgs {
+    /// Sets the verification and bucket rule of `config`.
+    pub fn apply(&self, config: &mut ScanConfig) {
+        config.verify = self.verify.mode();
+        config.max_bucket = self.max_bucket;
     }
 }
 
@@ -1189,7 +1228,7 @@ impl ScanArgs {
         let s = &self.sketching;
         let (sketch, sample) = self.sketch.sketches(self.containment)?;
         if let Some(sample) = sample
-            && self.candidates.shaped(s)
+            && self.candidates.banding.shaped(s)
         {
             bail!(
                 "--num-perm, --bands and --rows apply to signature sketches, not to --sketch {}",
@@ -1381,14 +1420,17 @@ mod tests {
 }
 
 impl CorpusArgs {
-    /// The configuration of `dedup` or `sign`.
-    pub fn config(&self) -> Result<ScanConfig> {
-        let config = self.candidates.config(
+    /// The configuration of `dedup` (which verifies) or `sign` (which does not).
+    pub fn config(&self, verification: Option<&VerificationArgs>) -> Result<ScanConfig> {
+        let mut config = self.banding.config(
             &self.sketching,
             self.sketch.kind(),
             self.threshold,
             self.input.options(self.follow),
         )?;
+        if let Some(v) = verification {
+            v.apply(&mut config);
+        }
         config.validate()?;
         Ok(config)
     }
@@ -1446,8 +1488,8 @@ impl From<IdsArg> for ndup::shards::IdRule {
 }
 
 impl SignArgs {
-    /// The library configuration.
+    /// The library configuration: signing needs no verification nor bucket rule.
     pub fn config(&self) -> Result<ScanConfig> {
-        self.corpus.config()
+        self.corpus.config(None)
     }
 }

@@ -24,10 +24,11 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
     let config = args.config()?;
     // Unbanded slots are always in the params record. The note is for a user who shaped the
     // banding: with the tuner's defaults it would repeat the same sentence on every run.
-    let shaped = args.candidates.shaped(&args.sketching);
+    let shaped = args.candidates.banding.shaped(&args.sketching);
     let note = match config.signatures().filter(|_| shaped) {
         Some(sig) => {
-            let tuned = args.candidates.bands.is_none() || args.candidates.rows.is_none();
+            let tuned =
+                args.candidates.banding.bands.is_none() || args.candidates.banding.rows.is_none();
             ndup::candidates::tune::Unbanded::of(sig.num_perm, sig.lsh, tuned)?
                 .map(|u| crate::tune_cmd::unbanded_note(&u))
         }
@@ -167,7 +168,7 @@ pub fn run(args: ScanArgs) -> Result<Exit> {
                 "ndup: note: {} buckets held more than --max-bucket {} documents and were linked \
                  as stars around their first member: pairs of their other members were not \
                  compared (clusters still join them all); a larger --max-bucket compares them",
-                report.stats.oversized_buckets, args.candidates.max_bucket
+                report.stats.oversized_buckets, args.candidates.verification.max_bucket
             );
         }
         let clusters = args.clusters.then_some(found);
