@@ -309,31 +309,30 @@ impl Pipeline {
         let hashes = sketcher.content_hashes();
         let content = |bytes: &[u8]| if hashes { xxh3_128(bytes) } else { 0 };
         let mut file = take(&mut s.file);
-        let outcome =
-            match files::read_document_into(&e.path, &mut file, self.config.input.max_filesize) {
-                Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
-                Ok(None) => match hashes.then(|| sketcher.known(e, content(&file), true)) {
-                    Some(Some(sketch)) => Outcome::Sketched(sketch, 0, 0),
-                    _ => Outcome::Skipped(Skip::binary(e.id.clone())),
-                },
-                Ok(Some(Cow::Borrowed(text))) => {
-                    let raw = Raw {
-                        text,
-                        content: content(text.as_bytes()),
-                        id_made_up: false,
-                    };
-                    self.read_on(e, &raw, sketcher, s)
-                }
-                // Not valid UTF-8: the content hash is the bytes', not the decoded text's.
-                Ok(Some(Cow::Owned(text))) => {
-                    let raw = Raw {
-                        text: &text,
-                        content: content(&file),
-                        id_made_up: false,
-                    };
-                    self.read_on(e, &raw, sketcher, s)
-                }
-            };
+        let outcome = match files::read_entry_into(e, &mut file, self.config.input.max_filesize) {
+            Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
+            Ok(None) => match hashes.then(|| sketcher.known(e, content(&file), true)) {
+                Some(Some(sketch)) => Outcome::Sketched(sketch, 0, 0),
+                _ => Outcome::Skipped(Skip::binary(e.id.clone())),
+            },
+            Ok(Some(Cow::Borrowed(text))) => {
+                let raw = Raw {
+                    text,
+                    content: content(text.as_bytes()),
+                    id_made_up: false,
+                };
+                self.read_on(e, &raw, sketcher, s)
+            }
+            // Not valid UTF-8: the content hash is the bytes', not the decoded text's.
+            Ok(Some(Cow::Owned(text))) => {
+                let raw = Raw {
+                    text: &text,
+                    content: content(&file),
+                    id_made_up: false,
+                };
+                self.read_on(e, &raw, sketcher, s)
+            }
+        };
         s.file = file;
         outcome
     }
@@ -374,11 +373,7 @@ impl Pipeline {
         corpus.documents.reserve(entries.len());
         for (entry, outcome) in entries.into_iter().zip(outcomes) {
             let empty = matches!(outcome, Outcome::Empty(_));
-            corpus.push(outcome, fingerprints, || Document {
-                id: entry.id,
-                origin: Origin::File(entry.path),
-                empty,
-            });
+            corpus.push(outcome, fingerprints, || entry.into_document(empty));
         }
         Ok(corpus)
     }
@@ -402,33 +397,30 @@ impl Pipeline {
                     return None;
                 }
                 let mut file = take(&mut s.file);
-                let outcome = match files::read_document_into(
-                    &e.path,
-                    &mut file,
-                    self.config.input.max_filesize,
-                ) {
-                    Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
-                    Ok(None) => Outcome::Skipped(Skip::binary(e.id.clone())),
-                    Ok(Some(text)) => {
-                        let raw = Raw {
-                            text: &text,
-                            content: 0,
-                            id_made_up: false,
-                        };
-                        let bytes = text.len() as u64;
-                        self.normalize_into_scratch(raw.text, s);
-                        if sketcher.sketch_row(s, &raw, row) {
-                            let print = if sketcher.fingerprints() {
-                                xxh3_128(s.text.as_bytes())
-                            } else {
-                                0
+                let outcome =
+                    match files::read_entry_into(e, &mut file, self.config.input.max_filesize) {
+                        Err(err) => Outcome::Skipped(Skip::unreadable(e.id.clone(), &err)),
+                        Ok(None) => Outcome::Skipped(Skip::binary(e.id.clone())),
+                        Ok(Some(text)) => {
+                            let raw = Raw {
+                                text: &text,
+                                content: 0,
+                                id_made_up: false,
                             };
-                            Outcome::Sketched((), bytes, print)
-                        } else {
-                            Outcome::Empty(bytes)
+                            let bytes = text.len() as u64;
+                            self.normalize_into_scratch(raw.text, s);
+                            if sketcher.sketch_row(s, &raw, row) {
+                                let print = if sketcher.fingerprints() {
+                                    xxh3_128(s.text.as_bytes())
+                                } else {
+                                    0
+                                };
+                                Outcome::Sketched((), bytes, print)
+                            } else {
+                                Outcome::Empty(bytes)
+                            }
                         }
-                    }
-                };
+                    };
                 s.file = file;
                 s.release_large();
                 self.advance(1);
@@ -457,21 +449,13 @@ impl Pipeline {
                     if fingerprints {
                         corpus.fingerprints.push(print);
                     }
-                    corpus.documents.push(Document {
-                        id: entry.id,
-                        origin: Origin::File(entry.path),
-                        empty: false,
-                    });
+                    corpus.documents.push(entry.into_document(false));
                     continue;
                 }
                 Outcome::Empty(bytes) => Outcome::Empty(bytes),
                 Outcome::Skipped(skip) => Outcome::Skipped(skip),
             };
-            corpus.push(outcome, fingerprints, || Document {
-                id: entry.id,
-                origin: Origin::File(entry.path),
-                empty,
-            });
+            corpus.push(outcome, fingerprints, || entry.into_document(empty));
         }
         rows.truncate(corpus.sketched.len() * width);
         rows.shrink_to_fit();

@@ -49,8 +49,12 @@ impl QueryDoc {
         let docs = entries
             .into_iter()
             .map(|e| QueryDoc {
+                source: match e.kept_text() {
+                    // A stream: its text was read, and cannot be read again.
+                    Some(text) => QuerySource::Text(text.to_string()),
+                    None => QuerySource::File(e.path),
+                },
                 id: e.id,
-                source: QuerySource::File(e.path),
             })
             .collect();
         Ok((docs, skips))
@@ -464,10 +468,7 @@ fn read_queries(pipeline: &Pipeline, docs: &[QueryDoc]) -> Result<Vec<Outcome<Ve
     let files: Vec<Entry> = docs
         .iter()
         .filter_map(|d| match &d.source {
-            QuerySource::File(path) => Some(Entry {
-                id: d.id.clone(),
-                path: path.clone(),
-            }),
+            QuerySource::File(path) => Some(Entry::new(d.id.clone(), path.clone())),
             QuerySource::Text(_) => None,
         })
         .collect();

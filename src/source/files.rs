@@ -26,6 +26,10 @@
 //! **Opening.** Documents are opened without waiting in `open` (`O_NONBLOCK` on Unix, cleared
 //! when a read would wait): a FIFO nobody writes to reads as empty instead of blocking the scan
 //! forever, and `ndup scan <(cmd)` reads its pipe as before.
+//!
+//! **Streams.** A path named or listed that is not a regular file (a pipe, a FIFO, a device) can
+//! be read only once, and verification or a report may need its text again: `collect` reads it
+//! then, within the size limit, and its [`Entry`] keeps the text in memory.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -42,6 +46,8 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::model::{Skip, SkipKind, io_reason};
 use crate::source::records::RecordOptions;
+use crate::source::texts::SharedTexts;
+use crate::source::{Document, Origin};
 
 /// How far into a file to look for a NUL byte (the same heuristic as git and ripgrep).
 pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -99,6 +105,50 @@ pub struct Entry {
     pub id: String,
     /// The file to read.
     pub path: PathBuf,
+    /// The text of a stream (see the module's documentation), read once by [`collect`].
+    pub(crate) kept: Option<(SharedTexts, usize)>,
+}
+
+impl Entry {
+    /// The file `path`, named `id`.
+    pub(crate) fn new(id: String, path: PathBuf) -> Entry {
+        Entry {
+            id,
+            path,
+            kept: None,
+        }
+    }
+
+    /// The text already read, for a stream.
+    pub(crate) fn kept_text(&self) -> Option<&str> {
+        self.kept.as_ref().and_then(|(texts, i)| texts.text(*i))
+    }
+
+    /// The document read from this entry: its text is found again in the file, or for a
+    /// stream in memory.
+    pub(crate) fn into_document(self, empty: bool) -> Document {
+        Document {
+            id: self.id,
+            origin: match self.kept {
+                Some((texts, index)) => Origin::Text { texts, index },
+                None => Origin::File(self.path),
+            },
+            empty,
+        }
+    }
+}
+
+/// The text of the document `e` (see [`read_document_into`]): the one kept for a stream, or
+/// the file's.
+pub(crate) fn read_entry_into<'a>(
+    e: &'a Entry,
+    buf: &'a mut Vec<u8>,
+    limit: Option<u64>,
+) -> std::io::Result<Option<Cow<'a, str>>> {
+    match e.kept_text() {
+        Some(text) => Ok(Some(Cow::Borrowed(text))),
+        None => read_document_into(&e.path, buf, limit),
+    }
 }
 
 /// Finds the documents under `paths` (and in the `files_from` list). A path that does not exist
@@ -146,17 +196,21 @@ pub fn collect(paths: &[PathBuf], opts: &InputOptions) -> Result<(Vec<Entry>, Ve
                         found.skip(&path, reason);
                         continue;
                     }
-                    if let Ok(m) = meta
+                    if let Ok(m) = &meta
                         && too_large(m.len(), opts)
                     {
                         found.too_large(&path, m.len(), opts);
                         continue;
                     }
-                    found.push(path);
+                    match meta {
+                        Ok(m) if !m.is_file() => found.push_stream(path),
+                        _ => found.push(path),
+                    }
                 }
             }
         }
     }
+    found.read_streams(opts);
     Ok((found.entries, found.skips))
 }
 
@@ -185,6 +239,8 @@ struct Found {
     // When a file may be met under two spellings or through a link (see `collect`): the
     // device and inode of every file, the first name met keeping it.
     files: Option<HashSet<(u64, u64)>>,
+    // The entries that are streams, read by `read_streams`.
+    streams: Vec<usize>,
 }
 
 impl Found {
@@ -196,9 +252,52 @@ impl Found {
             return;
         }
         if self.seen.insert(path.clone()) {
-            self.entries.push(Entry {
-                id: display_id(&path),
-                path,
+            self.entries.push(Entry::new(display_id(&path), path));
+        }
+    }
+
+    fn push_stream(&mut self, path: PathBuf) {
+        let before = self.entries.len();
+        self.push(path);
+        if self.entries.len() > before {
+            self.streams.push(before);
+        }
+    }
+
+    /// Reads the streams found, in order, each once: its text is kept in its entry, or it
+    /// becomes a skip (binary, too large, unreadable) as a file read later would.
+    fn read_streams(&mut self, opts: &InputOptions) {
+        if self.streams.is_empty() {
+            return;
+        }
+        let (mut texts, mut kept, mut gone) = (Vec::new(), Vec::new(), HashSet::new());
+        let mut buf = Vec::new();
+        for &i in &self.streams {
+            let e = &self.entries[i];
+            match read_document_into(&e.path, &mut buf, opts.max_filesize) {
+                Ok(Some(text)) => {
+                    kept.push((i, texts.len()));
+                    texts.push((e.id.clone(), text.into_owned()));
+                }
+                Ok(None) => {
+                    self.skips.push(Skip::binary(e.id.clone()));
+                    gone.insert(i);
+                }
+                Err(err) => {
+                    self.skips.push(Skip::unreadable(e.id.clone(), &err));
+                    gone.insert(i);
+                }
+            }
+        }
+        let texts = SharedTexts::new(texts);
+        for (i, t) in kept {
+            self.entries[i].kept = Some((texts.clone(), t));
+        }
+        if !gone.is_empty() {
+            let mut i = 0;
+            self.entries.retain(|_| {
+                i += 1;
+                !gone.contains(&(i - 1))
             });
         }
     }
@@ -340,6 +439,7 @@ fn walk(root: &Path, opts: &InputOptions, found: &mut Found) -> Result<()> {
     for (_, item) in walked {
         match item {
             Walked::File(path) => found.push(path),
+            Walked::Stream(path) => found.push_stream(path),
             Walked::TooLarge(path, len) => found.too_large(&path, len, opts),
             Walked::Failed(path, reason) => found.skip(&path, reason),
         }
@@ -350,6 +450,8 @@ fn walk(root: &Path, opts: &InputOptions, found: &mut Found) -> Result<()> {
 /// What the walker met, before sorting.
 enum Walked {
     File(PathBuf),
+    /// A path named that is not a regular file (see the module's documentation).
+    Stream(PathBuf),
     TooLarge(PathBuf, u64),
     Failed(PathBuf, String),
 }
@@ -427,6 +529,10 @@ impl ParallelVisitor for Visitor<'_> {
                         }
                         None => return WalkState::Continue,
                     }
+                } else if e.depth() == 0
+                    && fs::metadata(e.path()).is_ok_and(|m| !m.is_file() && !m.is_dir())
+                {
+                    Walked::Stream(e.into_path())
                 } else if opts
                     .max_filesize
                     .is_some_and(|max| max != DEFAULT_MAX_FILESIZE)
@@ -457,7 +563,9 @@ impl ParallelVisitor for Visitor<'_> {
             }
         };
         let path = match &walked {
-            Walked::File(p) | Walked::TooLarge(p, _) | Walked::Failed(p, _) => p,
+            Walked::File(p) | Walked::Stream(p) | Walked::TooLarge(p, _) | Walked::Failed(p, _) => {
+                p
+            }
         };
         self.local.push((walk_order_key(path), walked));
         WalkState::Continue

@@ -18,8 +18,9 @@
 //! offset of the line in the decompressed stream. An uncompressed file is read again by seeking to
 //! that offset. A compressed file is decompressed again and read forward to the wanted lines (one
 //! pass per batch of records, sorted by offset): this costs CPU time but no disk space, and
-//! decompression is fast next to shingling. Standard input cannot be read twice, so when a second
-//! reading may be needed it is copied, decompressed, to an anonymous temporary file (the *spool*)
+//! decompression is fast next to shingling. Standard input cannot be read twice, nor can a pipe or
+//! a FIFO named as a file (`ndup scan --jsonl <(zcat x.gz)`), so when a second reading may be
+//! needed such a stream is copied, decompressed, to an anonymous temporary file (the *spool*)
 //! while it is read; the spool is deleted when the last document that refers to it is dropped.
 
 use std::collections::HashMap;
@@ -427,6 +428,12 @@ impl RecordSource {
         self.reopened.fetch_add(1, Ordering::Relaxed);
         let path = match (&self.spool, &self.path) {
             (Some(spool), _) => spool.to_path_buf(),
+            // Opening a pipe again would wait for a writer that is gone.
+            (None, Some(path)) if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) => {
+                return Err(io::Error::other(
+                    "not a regular file: it is read only once (it was not kept)",
+                ));
+            }
             (None, Some(path)) => path.clone(),
             (None, None) => {
                 return Err(io::Error::other(
@@ -650,11 +657,12 @@ pub(crate) fn check_inputs(inputs: &[PathBuf]) -> Result<()> {
 
 /// Reads every input in order, in batches, on a separate thread, and hands each batch to
 /// `on_event` on the calling thread (which processes it, typically in parallel) while the next
-/// one is read and decompressed. With `spool_stdin`, standard input is copied to a temporary file
-/// so that its records can be read again.
+/// one is read and decompressed. With `spool`, standard input and any other input that is not a
+/// regular file (a pipe, a FIFO) are copied to a temporary file so that their records can be
+/// read again.
 pub(crate) fn read_batches(
     inputs: &[PathBuf],
-    spool_stdin: bool,
+    spool: bool,
     opts: &RecordOptions,
     mut on_event: impl FnMut(Event),
 ) -> Result<()> {
@@ -664,7 +672,7 @@ pub(crate) fn read_batches(
         let (tx, rx) = sync_channel::<Event>(1);
         let reader = scope.spawn(move || -> Result<()> {
             for input in inputs {
-                read_source(input, spool_stdin, opts, &mut |ev| tx.send(ev).is_ok())?;
+                read_source(input, spool, opts, &mut |ev| tx.send(ev).is_ok())?;
             }
             Ok(())
         });
@@ -675,11 +683,20 @@ pub(crate) fn read_batches(
     })
 }
 
+/// What a stream's copy is called in an error about it.
+fn spool_name(name: &str) -> String {
+    if name == STDIN_NAME {
+        "temporary copy of standard input".into()
+    } else {
+        format!("temporary copy of {name}")
+    }
+}
+
 /// Reads one source, sending batches and skips through `send` (which returns false when nobody
 /// listens any more).
 fn read_source(
     input: &Path,
-    spool_stdin: bool,
+    spool_streams: bool,
     opts: &RecordOptions,
     send: &mut dyn FnMut(Event) -> bool,
 ) -> Result<()> {
@@ -696,12 +713,17 @@ fn read_source(
             reason,
         })
     };
+    // A stream can be read only once: standard input, or a named pipe or FIFO.
+    let mut stream = stdin;
     let raw: Box<dyn Read + Send> = if stdin {
         Box::new(io::stdin())
     } else {
         // A FIFO nobody writes to reads as empty instead of blocking the scan in `open`.
         match crate::source::files::open_unblocked(input) {
-            Ok(f) => Box::new(crate::source::files::Waiting(f)),
+            Ok(f) => {
+                stream = !f.metadata().is_ok_and(|m| m.is_file());
+                Box::new(crate::source::files::Waiting(f))
+            }
             Err(e) => {
                 send(skip(name, io_reason(&e)));
                 return Ok(());
@@ -731,9 +753,9 @@ fn read_source(
         }
         return read_parquet_source(input, name, opts, send);
     }
-    let (spool_path, mut spool) = if stdin && spool_stdin {
+    let (spool_path, mut spool) = if stream && spool_streams {
         let (file, path) = tempfile::NamedTempFile::new()
-            .map_err(|e| Error::io("temporary copy of standard input", e))?
+            .map_err(|e| Error::io(spool_name(&name), e))?
             .into_parts();
         (Some(path), Some(BufWriter::new(file)))
     } else {
@@ -762,7 +784,7 @@ fn read_source(
         let (n, whole) = match read {
             Ok(x) => x,
             Err(LineError::Spool(e)) => {
-                return Err(Error::io("temporary copy of standard input", e));
+                return Err(Error::io(spool_name(&name), e));
             }
             Err(LineError::Read(e)) => {
                 batch.buf.truncate(start);
