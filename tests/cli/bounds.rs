@@ -234,6 +234,11 @@ fn a_tree_config_may_lower_the_size_limits_but_not_raise_them() {
         ),
         ("max-filesize = true", "is not a size"),
         ("html-max-pairs = \"many\"", "is not a whole number"),
+        // A family of copies would then make the pairs quadratic.
+        (
+            "max-bucket = 100000000",
+            "raises a limit above its default of 1000",
+        ),
     ] {
         d.create("docs/ndup.toml", format!("{line}\n"));
         let run = d.scan().arg("docs").code(2);
@@ -242,4 +247,6 @@ fn a_tree_config_may_lower_the_size_limits_but_not_raise_them() {
     // Lowered with a float, a limit still works.
     d.create("docs/ndup.toml", "max-filesize = 1e6\n");
     assert_eq!(d.scan().arg("docs").ok().pairs().len(), 1);
+    d.create("docs/ndup.toml", "max-bucket = 50\n");
+    assert_eq!(d.scan().arg("docs").ok().params()["max_bucket"], 50);
 }

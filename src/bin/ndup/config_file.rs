@@ -53,7 +53,6 @@ const TREE_OPTIONS: &[&str] = &[
     "rows",
     "fp-weight",
     "fn-weight",
-    "max-bucket",
     "shard-rows",
     "ids",
     "verify",
@@ -88,11 +87,16 @@ const TREE_LIMITS: &[(&str, u64)] = &[
 ];
 
 /// Counts a configuration found in the tree may lower but not raise above their defaults: they
-/// bound what a report holds, so a hostile file cannot make it huge.
-const TREE_COUNTS: &[(&str, u64)] = &[(
-    "html-max-pairs",
-    ndup::report::html::DEFAULT_MAX_PAIRS as u64,
-)];
+/// bound what a report holds and the work of a scan, so a hostile file cannot make them huge.
+const TREE_COUNTS: &[(&str, u64)] = &[
+    (
+        "html-max-pairs",
+        ndup::report::html::DEFAULT_MAX_PAIRS as u64,
+    ),
+    // Buckets above it are linked as stars: a larger one lets a family of copies make the
+    // pairs quadratic.
+    ("max-bucket", ndup::find::config::DEFAULT_MAX_BUCKET as u64),
+];
 
 /// Options a configuration found in the tree may not set, and why.
 const UNTRUSTED: &[(&str, &str)] = &[
