@@ -327,6 +327,51 @@ fn a_walked_input_is_never_replaced_by_the_report() {
             "{file}"
         );
     }
+    // Nor the files of options: a named configuration, a stop-word list.
+    d.create("c.toml", "threshold = 0.9\n");
+    d.create("stop.txt", "the\nof\n");
+    for (args, file, what) in [
+        (
+            vec!["scan", "docs", "--config", "c.toml", "-o"],
+            "c.toml",
+            "report",
+        ),
+        (
+            vec!["scan", "docs", "--config", "c.toml", "--write-baseline"],
+            "c.toml",
+            "baseline",
+        ),
+        (
+            vec!["dedup", "docs", "--config", "c.toml", "-o"],
+            "c.toml",
+            "output",
+        ),
+        (
+            vec![
+                "dedup",
+                "docs",
+                "--shingle",
+                "stopword",
+                "--stopwords",
+                "stop.txt",
+                "-o",
+            ],
+            "stop.txt",
+            "output",
+        ),
+    ] {
+        let before = std::fs::read(d.path().join(file)).unwrap();
+        let run = d.ndup().args(&args).arg(file).code(2);
+        eqnice!(
+            vec![format!(
+                "ndup: {file}: the {what} would overwrite the input {file}; write elsewhere"
+            )],
+            run.stderr_lines(),
+            "{}",
+            run.describe()
+        );
+        assert_eq!(before, std::fs::read(d.path().join(file)).unwrap());
+    }
     // Nothing was written: not the other output, no temporary file beside them.
     assert!(!d.path().join("kept.jsonl").exists());
     let names: Vec<String> = std::fs::read_dir(d.path().join("docs"))

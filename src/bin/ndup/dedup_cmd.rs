@@ -25,6 +25,8 @@ pub fn run(args: DedupArgs) -> Result<Exit> {
     // Writing over an input would destroy it before it is read again.
     let mut inputs = args.inputs.clone();
     inputs.extend(args.corpus.input.files_from.iter().cloned());
+    inputs.extend(args.corpus.sketching.stopwords.iter().cloned());
+    inputs.extend(args.corpus.config_file.iter().cloned());
     output.refuse_inputs(&inputs, "output")?;
     let html_output = args.format == DedupFormatArg::Html;
     if html_output && html_out.is_some() {

@@ -196,6 +196,7 @@ fn outputs(args: &ScanArgs) -> Result<(Output, Option<Output>)> {
     inputs.extend(args.sketching.stopwords.iter().cloned());
     inputs.extend(args.signatures.iter().cloned());
     inputs.extend(args.index.iter().cloned());
+    inputs.extend(args.config_file.iter().cloned());
     if let Some(b) = &baseline {
         if b.same_as(&output) || (b.is_stdout() && output.is_stdout()) {
             bail!(
