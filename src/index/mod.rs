@@ -590,15 +590,18 @@ fn connect(path: &Path, flags: OpenFlags) -> Result<Connection> {
 }
 
 fn not_a_directory(path: &Path) -> Result<()> {
-    if path.is_dir() {
+    let reason = match fs::metadata(path) {
         // Not `NotAnIndex`: its advice (remove the file and rebuild) is wrong for a directory,
         // which is most likely a corpus given in the index's place.
-        return Err(Error::BadInput {
-            path: path.to_path_buf(),
-            reason: "not an ndup index (a directory)".into(),
-        });
-    }
-    Ok(())
+        Ok(m) if m.is_dir() => "not an ndup index (a directory)",
+        // Opening a FIFO would wait for a writer forever; SQLite cannot use a device.
+        Ok(m) if !m.is_file() => "not an ndup index (not a regular file)",
+        _ => return Ok(()),
+    };
+    Err(Error::BadInput {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    })
 }
 
 /// Fails with the operating system's reason when `path` exists but cannot be read, which

@@ -507,7 +507,14 @@ fn corrupt_foreign_and_missing_indexes_are_clear_errors() {
             "app.db: not an ndup index (a SQLite database of another application)",
         ),
         ("c", "c: not an ndup index (a directory)"),
+        // Opening a FIFO nobody writes to waited forever.
+        ("fifo", "fifo: not an ndup index (not a regular file)"),
     ];
+    let made = std::process::Command::new("mkfifo")
+        .arg(d.path().join("fifo"))
+        .status()
+        .unwrap();
+    assert!(made.success());
     for (file, message) in cases {
         for args in [
             vec!["query", "--index", file, "c/d1.txt"],
@@ -516,10 +523,10 @@ fn corrupt_foreign_and_missing_indexes_are_clear_errors() {
             vec!["index", "remove", "c/d1.txt", "--index", file],
             vec!["scan", "c", "--index", file],
         ] {
-            let r = d.ndup().args(&args).code(2);
+            let r = d.ndup().args(&args).timeout(60).code(2);
             assert!(r.records().is_empty(), "{args:?}");
             // A file is left alone, with the way out; a directory is most likely a corpus.
-            let advice = if file == "c" {
+            let advice = if file == "c" || file == "fifo" {
                 ""
             } else {
                 ", so it is left untouched; use another file, or remove this one and rebuild \
