@@ -927,6 +927,20 @@ pub fn read_document(path: &Path, limit: Option<u64>) -> std::io::Result<Read> {
     }))
 }
 
+/// Reads a stream (standard input) as a document, as [`read_document`] reads a file: at most
+/// `limit` bytes (a longer one is an error of kind [`std::io::ErrorKind::FileTooLarge`]), and
+/// [`Read::Binary`] when it looks binary.
+pub fn read_document_from(r: impl std::io::Read, limit: Option<u64>) -> std::io::Result<Read> {
+    let buf = read_capped(r, limit.unwrap_or(u64::MAX))?;
+    if looks_binary(&buf) {
+        return Ok(Read::Binary);
+    }
+    Ok(Read::Text(match String::from_utf8(buf) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }))
+}
+
 /// Reads a file as a document into `buf`, reusing its allocation: what [`read_document`] does
 /// without a fresh allocation (and fresh pages to fault in) per document. The text borrows
 /// `buf` when it is valid UTF-8; `None` means the file looks binary.

@@ -243,6 +243,20 @@ fn query_reads_stdin_and_keeps_the_top_k() {
         "{}",
         r.describe()
     );
+    // Standard input is a document as a file is: a binary one is skipped, not searched.
+    let r = d
+        .ndup()
+        .args(["query", "--index", "i.db", "-", "c/d1.txt"])
+        .stdin(&b"PK\x03\x04\0\0binary"[..])
+        .ok();
+    assert_eq!(
+        r.skips(),
+        [(
+            "-".into(),
+            "binary".into(),
+            "binary file (NUL byte in the first 8 KiB)".into()
+        )]
+    );
 }
 
 #[test]

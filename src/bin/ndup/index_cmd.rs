@@ -1,6 +1,6 @@
 //! `ndup index build|add|remove|update`, `ndup query`, and the index as a cache for `ndup scan`.
 
-use std::io::{BufWriter, Read as _, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -135,14 +135,19 @@ fn files_and_stdin(paths: &[PathBuf], pipeline: &Pipeline) -> Result<(Vec<QueryD
     for p in paths {
         if is_stdin(p) {
             if seen.insert("-".to_string()) {
-                let mut bytes = Vec::new();
-                std::io::stdin()
-                    .read_to_end(&mut bytes)
-                    .context("reading standard input")?;
-                docs.push(QueryDoc {
-                    id: "-".into(),
-                    source: QuerySource::Text(String::from_utf8_lossy(&bytes).into_owned()),
-                });
+                // Bounded and sniffed as a file is: `yes | ndup query` must not take all memory.
+                let limit = pipeline.config().input.max_filesize;
+                match ndup::source::files::read_document_from(std::io::stdin().lock(), limit) {
+                    Ok(ndup::source::files::Read::Text(text)) => docs.push(QueryDoc {
+                        id: "-".into(),
+                        source: QuerySource::Text(text),
+                    }),
+                    Ok(ndup::source::files::Read::Binary) => skipped.push(Skip::binary("-")),
+                    Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+                        skipped.push(Skip::unreadable("-", &e));
+                    }
+                    Err(e) => return Err(e).context("reading standard input"),
+                }
             }
             continue;
         }
