@@ -426,7 +426,7 @@ fn walk(root: &Path, opts: &InputOptions, found: &mut Found) -> Result<()> {
         .parents(respect)
         // A .gitignore speaks for its tree even outside a git repository (unlike ripgrep).
         .require_git(false)
-        .threads(rayon::current_num_threads())
+        .threads(walk_threads())
         .overrides(overrides(root, opts)?);
     let shared = Mutex::new(Vec::new());
     b.build_parallel().visit(&mut Visitors {
@@ -445,6 +445,14 @@ fn walk(root: &Path, opts: &InputOptions, found: &mut Found) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The walker's threads: the scan's, but no more than the machine's cores. Each idle walker
+/// thread tries to steal from every other, so threads far beyond the cores (`-j 1024` on two)
+/// spend the walk stealing from each other.
+fn walk_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    rayon::current_num_threads().min(cores)
 }
 
 /// What the walker met, before sorting.
